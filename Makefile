@@ -1,0 +1,124 @@
+# hpmkit C core: libhpm (static + shared), the hpm CLI, unit tests.
+#   make                      native build into build/
+#   make cross-riscv64        static hpm + unit tests for riscv64 into build/riscv64/
+#   make cross-aarch64        same for aarch64
+#   make install PREFIX=/usr/local
+CROSS ?=
+CC := $(CROSS)gcc
+HOSTCC ?= cc
+AR := $(CROSS)ar
+BUILD ?= build
+PREFIX ?= /usr/local
+STATIC ?= 0
+
+MACHINE := $(shell $(CC) -dumpmachine)
+ifneq ($(findstring x86_64,$(MACHINE)),)
+  ARCH_SRC := src/lib/arch/x86_64.c
+else ifneq ($(findstring aarch64,$(MACHINE)),)
+  ARCH_SRC := src/lib/arch/aarch64.c
+else ifneq ($(findstring riscv64,$(MACHINE)),)
+  ARCH_SRC := src/lib/arch/riscv64.c
+else
+  ARCH_SRC := src/lib/arch/generic.c
+endif
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CPPFLAGS += -Iinclude -Isrc/lib -D_GNU_SOURCE
+LIB_CFLAGS := $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden -pthread
+
+LIB_SRC := $(wildcard src/lib/*.c) $(ARCH_SRC)
+LIB_OBJ := $(patsubst src/lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRC)) $(BUILD)/obj/lib/embedded.o
+CLI_SRC := $(wildcard src/cli/*.c)
+CLI_OBJ := $(patsubst src/cli/%.c,$(BUILD)/obj/cli/%.o,$(CLI_SRC))
+DATA := $(sort $(wildcard data/events/*.evt) $(wildcard data/metrics/*.mg))
+HEADERS := $(wildcard include/hpm/*.h)
+TEST_SRC := $(wildcard tests/c/*.c)
+
+SONAME := libhpm.so.0
+LINK_STATIC := $(if $(filter 1,$(STATIC)),-static,)
+
+all: $(BUILD)/lib/libhpm.a $(BUILD)/lib/libhpm.so $(BUILD)/bin/hpm $(BUILD)/bin/hpm-loop \
+     $(BUILD)/tests/unit $(BUILD)/tests/regions_demo headers pkgconfig
+
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(@D)
+	$(HOSTCC) -O2 -o $@ $<
+
+$(BUILD)/gen/embedded.c: $(BUILD)/tools/embed $(DATA)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed $@ data/ $(DATA)
+
+$(BUILD)/obj/lib/embedded.o: $(BUILD)/gen/embedded.c src/lib/internal.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/lib/%.o: src/lib/%.c src/lib/internal.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+
+$(BUILD)/lib/libhpm.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/lib/libhpm.so: $(LIB_OBJ) src/lib/libhpm.map
+	@mkdir -p $(@D)
+	$(CC) -shared -pthread -Wl,-soname,$(SONAME) -Wl,--version-script=src/lib/libhpm.map \
+		-o $(BUILD)/lib/$(SONAME) $(LIB_OBJ) -lm
+	ln -sf $(SONAME) $@
+
+$(BUILD)/obj/cli/%.o: src/cli/%.c $(wildcard src/cli/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
+
+# hpm links libhpm statically: one file to copy onto a board.
+$(BUILD)/bin/hpm: $(CLI_OBJ) $(BUILD)/lib/libhpm.a
+	@mkdir -p $(@D)
+	$(CC) $(LINK_STATIC) -pthread -o $@ $(CLI_OBJ) $(BUILD)/lib/libhpm.a -lm
+
+# Calibration workload with an exactly known instruction count per iteration.
+$(BUILD)/bin/hpm-loop: workloads/hpm-loop.c
+	@mkdir -p $(@D)
+	$(CC) -O1 $(LINK_STATIC) -o $@ $<
+
+$(BUILD)/tests/unit: $(TEST_SRC) $(BUILD)/lib/libhpm.a tests/c/check.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests/c $(CFLAGS) $(WARN) $(LINK_STATIC) -pthread -o $@ $(TEST_SRC) \
+		$(BUILD)/lib/libhpm.a -lm
+
+$(BUILD)/tests/regions_demo: tests/regions_demo.c $(BUILD)/lib/libhpm.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LINK_STATIC) -pthread -o $@ $< $(BUILD)/lib/libhpm.a -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DHPM_REGIONS_DISABLE -o $@-off $<
+
+headers: $(HEADERS)
+	@mkdir -p $(BUILD)/include/hpm
+	cp $(HEADERS) $(BUILD)/include/hpm/
+
+pkgconfig: $(BUILD)/lib/pkgconfig/hpm.pc
+$(BUILD)/lib/pkgconfig/hpm.pc: hpm.pc.in
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(abspath $(BUILD))|' -e 's|@VERSION@|0.1.0|' $< > $@
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/hpm
+	install -m 755 $(BUILD)/bin/hpm $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/lib/libhpm.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/lib/$(SONAME) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libhpm.so
+	install -m 644 $(HEADERS) $(DESTDIR)$(PREFIX)/include/hpm/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' hpm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hpm.pc
+
+cross-riscv64:
+	$(MAKE) CROSS=riscv64-linux-gnu- BUILD=build/riscv64 STATIC=1 \
+		build/riscv64/bin/hpm build/riscv64/bin/hpm-loop build/riscv64/tests/unit
+cross-aarch64:
+	$(MAKE) CROSS=aarch64-linux-gnu- BUILD=build/aarch64 STATIC=1 \
+		build/aarch64/bin/hpm build/aarch64/bin/hpm-loop build/aarch64/tests/unit
+cross: cross-riscv64 cross-aarch64
+
+clean:
+	rm -rf build
+
+.PHONY: all headers pkgconfig install cross cross-riscv64 cross-aarch64 clean

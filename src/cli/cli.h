@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef HPM_CLI_H
+#define HPM_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "hpm/hpm.h"
+
+int cmd_list(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+
+/* output helpers (out.c) */
+void json_string(FILE *f, const char *s);
+/* 1234567 -> "1,234,567" */
+const char *thousands(double v, char *buf, size_t len);
+/* Output file written atomically: open a temp file, commit renames it. */
+struct outfile {
+	FILE *f;
+	char path[4096], tmp[4200];
+};
+int outfile_open(struct outfile *o, const char *path);
+int outfile_commit(struct outfile *o);
+void outfile_abort(struct outfile *o);
+
+#endif

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* hpm list: events this machine can count (marked), any PMU table, metric groups. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+static const char list_help[] =
+	"usage: hpm list [--pmu NAME] [--pmus] [--metrics] [--json] [PATTERN]\n"
+	"\n"
+	"Lists the generic perf events and the events of this CPU's PMU table. A '*'\n"
+	"marks events that can be opened on this machine now.\n"
+	"\n"
+	"  --pmu NAME   list the table NAME (any CPU), e.g. sifive_u74, neoverse_n1\n"
+	"  --pmus       list the PMU tables hpm knows and which one this CPU uses\n"
+	"  --metrics    list metric groups (for 'hpm stat -M GROUP')\n"
+	"  --json       one JSON array of objects: name, pmu, code (hex), type, desc,\n"
+	"               alias_of, available (true/false, or null when not probed)\n"
+	"  PATTERN      only names containing PATTERN (case-insensitive)\n"
+	"\n"
+	"examples:\n"
+	"  hpm list                      what this machine can count\n"
+	"  hpm list --pmu sifive_u74     the SiFive U74 events and their mhpmevent codes\n"
+	"  hpm list --metrics            metric groups of this CPU\n"
+	"  hpm list --json cache         cache events as JSON\n";
+
+struct list_state {
+	struct hpm_ctx *ctx;
+	const char *pattern;
+	bool json, probe;
+	int n;
+	const char *last_pmu;
+};
+
+static int print_event(const struct hpm_event_info *ev, void *arg)
+{
+	struct list_state *st = arg;
+	if (st->pattern && !strcasestr(ev->name, st->pattern))
+		return 0;
+	int avail = -1;
+	if (st->probe)
+		avail = hpm_ctx__probe(st->ctx, ev->name) == 0;
+	char code[32];
+	snprintf(code, sizeof(code), "0x%llx", (unsigned long long)ev->config);
+	if (st->json) {
+		printf("%s\n  {\"name\": ", st->n ? "," : "");
+		json_string(stdout, ev->name);
+		printf(", \"pmu\": ");
+		json_string(stdout, ev->pmu);
+		printf(", \"code\": \"%s\", \"type\": %u, \"desc\": ", code, ev->type);
+		json_string(stdout, ev->desc);
+		printf(", \"alias_of\": ");
+		if (ev->alias_of)
+			json_string(stdout, ev->alias_of);
+		else
+			printf("null");
+		printf(", \"available\": %s}", avail < 0 ? "null" : avail ? "true" : "false");
+	} else {
+		if (!st->last_pmu || strcmp(st->last_pmu, ev->pmu))
+			printf("\n%s events:\n", ev->pmu);
+		st->last_pmu = ev->pmu;
+		printf("  %c %-34s %-20s %s\n", avail > 0 ? '*' : ' ', ev->name, code, ev->desc);
+	}
+	st->n++;
+	return 0;
+}
+
+static int print_pmu(const char *pmu, const char *title, const char *isa, void *arg)
+{
+	struct list_state *st = arg;
+	const char *mine = hpm_ctx__pmu(st->ctx);
+	if (st->json) {
+		printf("%s\n  {\"pmu\": ", st->n ? "," : "");
+		json_string(stdout, pmu);
+		printf(", \"isa\": ");
+		json_string(stdout, isa);
+		printf(", \"title\": ");
+		json_string(stdout, title);
+		printf(", \"this_cpu\": %s}", mine && !strcmp(mine, pmu) ? "true" : "false");
+	} else {
+		printf("%c %-14s %-8s %s\n", mine && !strcmp(mine, pmu) ? '*' : ' ', pmu, isa, title);
+	}
+	st->n++;
+	return 0;
+}
+
+static int print_metric(const struct hpm_metric_info *m, void *arg)
+{
+	struct list_state *st = arg;
+	if (st->pattern && !strcasestr(m->group, st->pattern) && !strcasestr(m->name, st->pattern))
+		return 0;
+	if (st->json) {
+		printf("%s\n  {\"pmu\": ", st->n ? "," : "");
+		json_string(stdout, m->pmu);
+		printf(", \"group\": ");
+		json_string(stdout, m->group);
+		printf(", \"name\": ");
+		json_string(stdout, m->name);
+		printf(", \"unit\": ");
+		json_string(stdout, m->unit);
+		printf(", \"expr\": ");
+		json_string(stdout, m->expr);
+		printf("}");
+	} else {
+		if (!st->last_pmu || strcmp(st->last_pmu, m->group))
+			printf("\n%s (%s) — %s\n", m->group, m->pmu, m->group_desc);
+		st->last_pmu = m->group;
+		printf("    %-32s %-6s = %s\n", m->name, m->unit, m->expr);
+	}
+	st->n++;
+	return 0;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pmu", required_argument, 0, 'P' }, { "pmus", no_argument, 0, 'L' },
+		{ "metrics", no_argument, 0, 'M' },   { "json", no_argument, 0, 'j' },
+		{ "help", no_argument, 0, 'h' },      { 0, 0, 0, 0 }
+	};
+	const char *pmu = NULL;
+	bool pmus = false, metrics = false, json = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'P': pmu = optarg; break;
+		case 'L': pmus = true; break;
+		case 'M': metrics = true; break;
+		case 'j': json = true; break;
+		case 'h': fputs(list_help, stdout); return 0;
+		default: fputs(list_help, stderr); return 2;
+		}
+	}
+	struct hpm_ctx *ctx;
+	if (hpm_ctx__new(&ctx))
+		return 1;
+	struct list_state st = { .ctx = ctx, .pattern = optind < argc ? argv[optind] : NULL,
+				 .json = json };
+	int r;
+	if (pmu) {
+		/* fail before printing anything: no half-written output */
+		r = metrics ? hpm_ctx__for_each_metric(ctx, pmu, NULL, NULL, NULL)
+			    : hpm_ctx__for_each_event(ctx, pmu, NULL, NULL);
+		if (r < 0) {
+			fprintf(stderr, "hpm list: %s\n", hpm_ctx__last_error(ctx));
+			hpm_ctx__delete(ctx);
+			return 1;
+		}
+	}
+	if (json)
+		printf("[");
+	if (pmus) {
+		r = hpm_ctx__for_each_pmu(ctx, print_pmu, &st);
+	} else if (metrics) {
+		r = hpm_ctx__for_each_metric(ctx, pmu, NULL, print_metric, &st);
+	} else {
+		const char *mine = hpm_ctx__pmu(ctx);
+		/* availability is only meaningful for this CPU's own table */
+		st.probe = !pmu || !strcmp(pmu, "generic") || (mine && !strcmp(pmu, mine));
+		if (!json && !pmu)
+			printf("CPU: %s; PMU table: %s\n('*' = can be counted here now)\n",
+			       hpm_ctx__cpu_id(ctx), mine ? mine : "none (generic events only)");
+		r = hpm_ctx__for_each_event(ctx, pmu, print_event, &st);
+	}
+	if (json)
+		printf("%s]\n", st.n ? "\n" : "");
+	if (r < 0) {
+		fprintf(stderr, "hpm list: %s\n", hpm_ctx__last_error(ctx));
+		hpm_ctx__delete(ctx);
+		return 1;
+	}
+	if (!st.n && st.pattern && !json)
+		printf("no event matches '%s'\n", st.pattern);
+	hpm_ctx__delete(ctx);
+	return 0;
+}

@@ -1,0 +1,719 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Event sets: open events in perf groups (split when the kernel refuses a
+ * group), start/stop/reset/read, per-thread, inherited, attached or per-CPU.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "internal.h"
+
+#define HPM_MAX_EVENTS 256
+#define READ_FORMAT                                                                 \
+	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID | \
+	 PERF_FORMAT_GROUP)
+
+struct evt {
+	char name[128];  /* printed name (with modifiers) */
+	char base[128];  /* name without modifiers, for metric lookup */
+	struct perf_event_attr attr;
+	int group;
+	bool is_hw;
+	int *fd;         /* one per CPU of the set */
+	uint64_t *id;    /* kernel event id per CPU */
+	void *page;      /* perf mmap page (self-monitoring hardware events) */
+};
+
+struct group {
+	int first, n;   /* event indices [first, first + n) */
+	bool strict;    /* from {...}: must open whole */
+	bool closed;    /* no more members */
+};
+
+struct metric {
+	char *name, *unit, *expr;
+};
+
+struct hpm_evset {
+	struct hpm_ctx *ctx;
+	pid_t pid;
+	int cpu;
+	unsigned flags;
+	int ncpus;
+	int *cpus;
+	struct evt *ev;
+	int nev;
+	struct group *grp;
+	int ngrp;
+	int group_max;
+	bool group_max_set;
+	bool in_brace;
+	struct metric *met;
+	int nmet;
+	uint64_t *buf; /* group read buffer */
+	size_t buflen;
+	long pagesize;
+};
+
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			unsigned long flags)
+{
+	long r = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+	return r < 0 ? -errno : (int)r;
+}
+
+HPM_API double hpm_scale(uint64_t raw, uint64_t enabled, uint64_t running)
+{
+	if (!running)
+		return 0.0;
+	if (running >= enabled)
+		return (double)raw;
+	return (double)raw * ((double)enabled / (double)running);
+}
+
+static int online_cpus(int **cpus)
+{
+	char buf[1024];
+	int n = 0, cap = 64;
+	*cpus = malloc(sizeof(int) * (size_t)cap);
+	if (!*cpus)
+		return -ENOMEM;
+	if (read_small_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) <= 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		for (int i = 0; i < c && i < cap; i++)
+			(*cpus)[n++] = i;
+		return n;
+	}
+	/* "0-3,5,7-8" */
+	for (char *save, *t = strtok_r(buf, ",\n", &save); t; t = strtok_r(NULL, ",\n", &save)) {
+		int a, b;
+		if (sscanf(t, "%d-%d", &a, &b) != 2)
+			b = a = atoi(t);
+		for (int c = a; c <= b; c++) {
+			if (n == cap) {
+				int *p = realloc(*cpus, sizeof(int) * (size_t)(cap *= 2));
+				if (!p)
+					return -ENOMEM;
+				*cpus = p;
+			}
+			(*cpus)[n++] = c;
+		}
+	}
+	return n;
+}
+
+HPM_API int hpm_evset__new(struct hpm_ctx *ctx, struct hpm_evset **out)
+{
+	if (!ctx || !out)
+		return -EINVAL;
+	struct hpm_evset *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ctx = ctx;
+	s->pid = 0;
+	s->cpu = -1;
+	s->ncpus = 1;
+	s->cpus = malloc(sizeof(int));
+	if (!s->cpus) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->cpus[0] = -1;
+	s->pagesize = sysconf(_SC_PAGESIZE);
+	*out = s;
+	return 0;
+}
+
+static void close_event(struct hpm_evset *s, struct evt *e)
+{
+	if (e->page)
+		munmap(e->page, (size_t)s->pagesize);
+	for (int c = 0; e->fd && c < s->ncpus; c++)
+		if (e->fd[c] >= 0)
+			close(e->fd[c]);
+	free(e->fd);
+	free(e->id);
+	e->fd = NULL;
+	e->id = NULL;
+	e->page = NULL;
+}
+
+HPM_API void hpm_evset__delete(struct hpm_evset *s)
+{
+	if (!s)
+		return;
+	/* members before leaders: closing a leader first would orphan siblings */
+	for (int i = s->nev - 1; i >= 0; i--)
+		close_event(s, &s->ev[i]);
+	for (int i = 0; i < s->nmet; i++) {
+		free(s->met[i].name);
+		free(s->met[i].unit);
+		free(s->met[i].expr);
+	}
+	free(s->met);
+	free(s->ev);
+	free(s->grp);
+	free(s->cpus);
+	free(s->buf);
+	free(s);
+}
+
+HPM_API int hpm_evset__set_target(struct hpm_evset *s, pid_t pid, int cpu, unsigned flags)
+{
+	if (!s)
+		return -EINVAL;
+	if (s->nev)
+		return hpm__err(s->ctx, -EBUSY, "set the target before adding events");
+	if (pid < -1 || (pid == -1 && cpu == -1) || cpu < HPM_CPU_ALL)
+		return hpm__err(s->ctx, -EINVAL,
+				"bad target: pid %d, cpu %d (pid -1 needs a CPU or HPM_CPU_ALL)", pid,
+				cpu);
+	free(s->cpus);
+	s->cpus = NULL;
+	if (cpu == HPM_CPU_ALL) {
+		int n = online_cpus(&s->cpus);
+		if (n <= 0)
+			return hpm__err(s->ctx, n ? n : -ENODEV, "cannot list online CPUs");
+		s->ncpus = n;
+	} else {
+		s->cpus = malloc(sizeof(int));
+		if (!s->cpus)
+			return -ENOMEM;
+		s->cpus[0] = cpu;
+		s->ncpus = 1;
+	}
+	s->pid = pid;
+	s->cpu = cpu;
+	s->flags = flags;
+	return 0;
+}
+
+HPM_API int hpm_evset__set_group_max(struct hpm_evset *s, int max)
+{
+	if (!s || max < 0)
+		return -EINVAL;
+	s->group_max = max;
+	s->group_max_set = true;
+	return 0;
+}
+
+static int default_group_max(struct hpm_evset *s)
+{
+	if (s->group_max_set)
+		return s->group_max;
+	/* the table's counters plus its fixed counters; unknown -> let the kernel decide.
+	 * Only consulted once a hardware event joins, so software-only sets never detect. */
+	ctx_detect(s->ctx);
+	struct evtab *t = s->ctx->cpu_tab;
+	if (!t || !t->counters)
+		return 0;
+	int fixed = 0;
+	for (const char *p = t->fixed; p && *p;) {
+		while (*p == ' ')
+			p++;
+		if (*p)
+			fixed++;
+		while (*p && *p != ' ')
+			p++;
+	}
+	return t->counters + fixed;
+}
+
+/* Open event e on every CPU of the set, in group g (leader = first event). */
+static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bool leader)
+{
+	struct evt *lead = leader ? NULL : &s->ev[g->first];
+	e->fd = malloc(sizeof(int) * (size_t)s->ncpus);
+	e->id = calloc((size_t)s->ncpus, sizeof(uint64_t));
+	if (!e->fd || !e->id)
+		return -ENOMEM;
+	for (int c = 0; c < s->ncpus; c++)
+		e->fd[c] = -1;
+	e->attr.disabled = leader;
+	e->attr.enable_on_exec = leader && (s->flags & HPM_TARGET_ENABLE_ON_EXEC);
+	e->attr.inherit = !!(s->flags & HPM_TARGET_INHERIT);
+	e->attr.read_format = READ_FORMAT;
+	for (int c = 0; c < s->ncpus; c++) {
+		int fd = sys_perf_event_open(&e->attr, s->pid, s->cpus[c], lead ? lead->fd[c] : -1,
+					     PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			for (int k = 0; k < c; k++) {
+				close(e->fd[k]);
+				e->fd[k] = -1;
+			}
+			return fd;
+		}
+		e->fd[c] = fd;
+		ioctl(fd, PERF_EVENT_IOC_ID, &e->id[c]);
+	}
+	/* The user page lets a self-monitoring thread read hardware counters
+	 * without a syscall; software counters never live in a PMU register. */
+	if (e->is_hw && s->pid == 0 && s->cpu == -1 && !e->attr.inherit) {
+		void *p = mmap(NULL, (size_t)s->pagesize, PROT_READ, MAP_SHARED, e->fd[0], 0);
+		e->page = p == MAP_FAILED ? NULL : p;
+	}
+	return 0;
+}
+
+static struct group *new_group(struct hpm_evset *s, int first, bool strict)
+{
+	struct group *g = realloc(s->grp, sizeof(*g) * (size_t)(s->ngrp + 1));
+	if (!g)
+		return NULL;
+	s->grp = g;
+	g = &s->grp[s->ngrp++];
+	g->first = first;
+	g->n = 0;
+	g->strict = strict;
+	g->closed = false;
+	return g;
+}
+
+static bool is_group_error(int err)
+{
+	/* what kernels answer when a group cannot be scheduled or mixes PMUs */
+	return err == -EINVAL || err == -ENOSPC || err == -EOPNOTSUPP || err == -E2BIG;
+}
+
+static int add_one(struct hpm_evset *s, const char *name, bool brace_start)
+{
+	struct hpm_ctx *ctx = s->ctx;
+	if (s->nev >= HPM_MAX_EVENTS)
+		return hpm__err(ctx, -E2BIG, "too many events: an event set holds at most %d",
+				HPM_MAX_EVENTS);
+	struct resolved r;
+	int ret = names_resolve(ctx, name, &r);
+	if (ret < 0)
+		return ret;
+	struct evt *arr = realloc(s->ev, sizeof(*arr) * (size_t)(s->nev + 1));
+	if (!arr)
+		return -ENOMEM;
+	s->ev = arr;
+	struct evt *e = &s->ev[s->nev];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", r.canon);
+	snprintf(e->base, sizeof(e->base), "%s", r.canon);
+	e->base[strcspn(e->base, ":")] = 0;
+	if (strstr(r.canon, "::")) /* pmu::EVENT keeps its prefix-less base */
+		snprintf(e->base, sizeof(e->base), "%s", strstr(r.canon, "::") + 2);
+	e->attr = r.attr;
+	e->is_hw = r.is_hw;
+	bool explicit_mods = strchr(r.canon, ':') && !strstr(r.canon, "::");
+
+	struct group *g = s->ngrp ? &s->grp[s->ngrp - 1] : NULL;
+	if (g && !g->closed && !g->strict && (e->is_hw || s->group_max_set)) {
+		int gmax = default_group_max(s);
+		if (gmax && g->n >= gmax)
+			g->closed = true;
+	}
+	bool join = g && !g->closed && !brace_start && (!g->strict || s->in_brace);
+	bool fell_back = false;
+retry:
+	if (join) {
+		ret = open_in_group(s, e, g, false);
+		if (ret < 0 && is_group_error(ret) && !g->strict) {
+			/* the kernel will not schedule it with the others: start a new group */
+			close_event(s, e);
+			g->closed = true;
+			join = false;
+			goto retry;
+		}
+		if (ret < 0 && g->strict && is_group_error(ret)) {
+			close_event(s, e);
+			return hpm__err(ctx, -E2BIG,
+					"group {...} cannot be counted together: '%s' does not fit with "
+					"the %d event(s) before it (too many events for the PMU's "
+					"counters, or events of different PMUs); drop the braces and hpm "
+					"splits the group",
+					e->name, g->n);
+		}
+	} else {
+		ret = open_in_group(s, e, &(struct group){ .first = s->nev }, true);
+	}
+	if ((ret == -EACCES || ret == -EPERM) && !explicit_mods && !e->attr.exclude_kernel &&
+	    !fell_back) {
+		/* like perf: without a modifier, count user space only when the kernel
+		 * forbids kernel counting (perf_event_paranoid >= 2, no CAP_PERFMON) */
+		close_event(s, e);
+		e->attr.exclude_kernel = 1;
+		e->attr.exclude_hv = 1;
+		fell_back = true;
+		size_t l = strlen(e->name);
+		snprintf(e->name + l, sizeof(e->name) - l, ":u");
+		goto retry;
+	}
+	if (ret < 0) {
+		close_event(s, e);
+		return explain_open_error(ctx, ret, e->name, &e->attr, s->pid, s->cpus[0]);
+	}
+	if (!join) {
+		g = new_group(s, s->nev, s->in_brace);
+		if (!g) {
+			close_event(s, e);
+			return -ENOMEM;
+		}
+	}
+	e->group = (int)(g - s->grp);
+	g->n++;
+	return s->nev++;
+}
+
+HPM_API int hpm_evset__add(struct hpm_evset *s, const char *name)
+{
+	if (!s || !name)
+		return -EINVAL;
+	return add_one(s, name, false);
+}
+
+HPM_API int hpm_evset__add_list(struct hpm_evset *s, const char *list)
+{
+	if (!s || !list)
+		return -EINVAL;
+	char tok[160];
+	int added = 0;
+	const char *p = list;
+	while (*p) {
+		while (*p == ',' || isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		bool open_brace = false;
+		if (*p == '{') {
+			if (s->in_brace)
+				return hpm__err(s->ctx, -EINVAL, "nested '{' in event list '%s'", list);
+			s->in_brace = true;
+			open_brace = true;
+			p++;
+		}
+		size_t n = 0;
+		while (*p && *p != ',' && *p != '}' && *p != '{' && n + 1 < sizeof(tok))
+			tok[n++] = *p++;
+		tok[n] = 0;
+		if (!n)
+			return hpm__err(s->ctx, -EINVAL, "empty event name in '%s'", list);
+		int r = add_one(s, tok, open_brace);
+		if (r < 0) {
+			s->in_brace = false;
+			return r;
+		}
+		added++;
+		if (*p == '}') {
+			if (!s->in_brace)
+				return hpm__err(s->ctx, -EINVAL, "unbalanced '}' in event list '%s'", list);
+			s->in_brace = false;
+			s->grp[s->ngrp - 1].closed = true;
+			p++;
+		} else if (*p == '{') {
+			return hpm__err(s->ctx, -EINVAL, "missing ',' before '{' in '%s'", list);
+		}
+	}
+	if (s->in_brace) {
+		s->in_brace = false;
+		return hpm__err(s->ctx, -EINVAL, "missing '}' in event list '%s'", list);
+	}
+	return added;
+}
+
+static int find_event(const struct hpm_evset *s, const char *base)
+{
+	for (int i = 0; i < s->nev; i++)
+		if (streq_nocase(s->ev[i].base, base))
+			return i;
+	return -1;
+}
+
+struct mg_collect {
+	struct hpm_evset *s;
+	int nmet;
+	int err;
+};
+
+static int add_metric_event(const char *ident, void *arg)
+{
+	struct mg_collect *mc = arg;
+	struct hpm_evset *s = mc->s;
+	struct resolved r;
+	int ret = names_resolve(s->ctx, ident, &r);
+	if (ret < 0)
+		return ret;
+	char base[128];
+	snprintf(base, sizeof(base), "%s", r.canon);
+	if (find_event(s, base) >= 0)
+		return 0;
+	ret = add_one(s, ident, false);
+	return ret < 0 ? ret : 0;
+}
+
+static int collect_metric(const struct hpm_metric_info *mi, void *arg)
+{
+	struct mg_collect *mc = arg;
+	struct hpm_evset *s = mc->s;
+	int r = expr_identifiers(mi->expr, add_metric_event, mc);
+	if (r < 0) {
+		mc->err = r;
+		return 1;
+	}
+	struct metric *m = realloc(s->met, sizeof(*m) * (size_t)(s->nmet + 1));
+	if (!m) {
+		mc->err = -ENOMEM;
+		return 1;
+	}
+	s->met = m;
+	m = &s->met[s->nmet++];
+	m->name = strdup(mi->name);
+	m->unit = strdup(mi->unit);
+	m->expr = strdup(mi->expr);
+	mc->nmet++;
+	return 0;
+}
+
+HPM_API int hpm_evset__add_metric_group(struct hpm_evset *s, const char *group)
+{
+	if (!s || !group)
+		return -EINVAL;
+	/* a metric group's events form their own groups so ratios compare like with like */
+	if (s->ngrp)
+		s->grp[s->ngrp - 1].closed = true;
+	struct mg_collect mc = { .s = s };
+	int r = hpm_ctx__for_each_metric(s->ctx, NULL, group, collect_metric, &mc);
+	if (mc.err)
+		return mc.err;
+	if (r < 0)
+		return r;
+	return mc.nmet;
+}
+
+static int group_ioctl(struct hpm_evset *s, unsigned long req)
+{
+	for (int g = 0; g < s->ngrp; g++) {
+		struct evt *lead = &s->ev[s->grp[g].first];
+		for (int c = 0; c < s->ncpus; c++)
+			if (ioctl(lead->fd[c], req, PERF_IOC_FLAG_GROUP) < 0)
+				return hpm__err(s->ctx, -errno, "ioctl on '%s' failed: %s", lead->name,
+						strerror(errno));
+	}
+	return 0;
+}
+
+HPM_API int hpm_evset__start(struct hpm_evset *s)
+{
+	if (!s)
+		return -EINVAL;
+	/* the common single-group case without the loop bookkeeping */
+	if (s->ngrp == 1 && s->ncpus == 1)
+		return ioctl(s->ev[0].fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0 ? -errno
+											      : 0;
+	return group_ioctl(s, PERF_EVENT_IOC_ENABLE);
+}
+
+HPM_API int hpm_evset__stop(struct hpm_evset *s)
+{
+	if (!s)
+		return -EINVAL;
+	if (s->ngrp == 1 && s->ncpus == 1)
+		return ioctl(s->ev[0].fd[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP) < 0 ? -errno
+											       : 0;
+	return group_ioctl(s, PERF_EVENT_IOC_DISABLE);
+}
+
+HPM_API int hpm_evset__reset(struct hpm_evset *s)
+{
+	return s ? group_ioctl(s, PERF_EVENT_IOC_RESET) : -EINVAL;
+}
+
+/* read(2) of one group on one CPU, added into vals[first..first+n) */
+static int read_group_syscall(struct hpm_evset *s, struct group *g, int c, struct hpm_value *vals,
+			      bool accumulate)
+{
+	size_t need = sizeof(uint64_t) * (3 + 2 * (size_t)g->n);
+	uint64_t stackbuf[3 + 2 * 8], *buf = stackbuf;
+	if (need > sizeof(stackbuf)) {
+		if (s->buflen < need) {
+			uint64_t *nb = realloc(s->buf, need);
+			if (!nb)
+				return -ENOMEM;
+			s->buf = nb;
+			s->buflen = need;
+		}
+		buf = s->buf;
+	}
+	ssize_t n = read(s->ev[g->first].fd[c], buf, need);
+	if (n < 0)
+		return hpm__err(s->ctx, -errno, "read of '%s' failed: %s", s->ev[g->first].name,
+				strerror(errno));
+	if ((size_t)n < sizeof(uint64_t) * 3 || buf[0] > (uint64_t)g->n)
+		return hpm__err(s->ctx, -EIO, "short read of group led by '%s'", s->ev[g->first].name);
+	uint64_t nr = buf[0], en = buf[1], run = buf[2];
+	for (int k = 0; k < g->n; k++) {
+		struct evt *e = &s->ev[g->first + k];
+		uint64_t raw = 0;
+		/* match by id: the kernel lists siblings in its own order */
+		for (uint64_t j = 0; j < nr; j++)
+			if (buf[4 + 2 * j] == e->id[c]) {
+				raw = buf[3 + 2 * j];
+				break;
+			}
+		struct hpm_value *v = &vals[k];
+		double sc = hpm_scale(raw, en, run);
+		if (accumulate) {
+			v->raw += raw;
+			v->enabled += en;
+			v->running += run;
+			v->scaled += sc;
+		} else {
+			v->raw = raw;
+			v->enabled = en;
+			v->running = run;
+			v->scaled = sc;
+		}
+		v->path = HPM_READ_SYSCALL;
+	}
+	return 0;
+}
+
+static int read_group(struct hpm_evset *s, struct group *g, struct hpm_value *vals)
+{
+	if (s->ncpus == 1 && s->ev[g->first].page) {
+		int k;
+		for (k = 0; k < g->n; k++) {
+			struct evt *e = &s->ev[g->first + k];
+			if (!e->page || mmap_read(e->page, &vals[k]) < 0)
+				break;
+		}
+		if (k == g->n)
+			return 0;
+	}
+	for (int c = 0; c < s->ncpus; c++) {
+		int r = read_group_syscall(s, g, c, vals, c > 0);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+HPM_API int hpm_evset__read(struct hpm_evset *s, int idx, struct hpm_value *val)
+{
+	if (!s || idx < 0 || idx >= s->nev || !val)
+		return -EINVAL;
+	struct evt *e = &s->ev[idx];
+	if (e->page && s->ncpus == 1 && mmap_read(e->page, val) == 0)
+		return 0;
+	struct group *g = &s->grp[e->group];
+	if (g->n == 1) {
+		/* the hot path of a single-event group: no scratch array */
+		return read_group(s, g, val);
+	}
+	struct hpm_value tmp[HPM_MAX_EVENTS];
+	memset(tmp, 0, sizeof(struct hpm_value) * (size_t)g->n);
+	int r = read_group(s, g, tmp);
+	if (r == 0)
+		*val = tmp[idx - g->first];
+	return r;
+}
+
+HPM_API int hpm_evset__read_all(struct hpm_evset *s, struct hpm_value *vals)
+{
+	if (!s || !vals)
+		return -EINVAL;
+	memset(vals, 0, sizeof(*vals) * (size_t)s->nev);
+	for (int g = 0; g < s->ngrp; g++) {
+		int r = read_group(s, &s->grp[g], &vals[s->grp[g].first]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+HPM_API int hpm_evset__nr(const struct hpm_evset *s)
+{
+	return s ? s->nev : -EINVAL;
+}
+
+HPM_API int hpm_evset__nr_groups(const struct hpm_evset *s)
+{
+	return s ? s->ngrp : -EINVAL;
+}
+
+HPM_API const char *hpm_evset__name(const struct hpm_evset *s, int idx)
+{
+	return s && idx >= 0 && idx < s->nev ? s->ev[idx].name : NULL;
+}
+
+HPM_API int hpm_evset__group_of(const struct hpm_evset *s, int idx)
+{
+	return s && idx >= 0 && idx < s->nev ? s->ev[idx].group : -EINVAL;
+}
+
+HPM_API int hpm_evset__read_path(struct hpm_evset *s, int idx, char *why, size_t len)
+{
+	if (!s || idx < 0 || idx >= s->nev)
+		return -EINVAL;
+	struct evt *e = &s->ev[idx];
+	char tmp[200];
+	if (!why) {
+		why = tmp;
+		len = sizeof(tmp);
+	}
+	why[0] = 0;
+	if (!e->is_hw) {
+		snprintf(why, len, "software event: the kernel keeps the count, read(2) is the only way");
+		return HPM_READ_SYSCALL;
+	}
+	if (s->pid != 0 || s->cpu != -1 || e->attr.inherit) {
+		snprintf(why, len, "counting another task, CPUs or children: needs read(2)");
+		return HPM_READ_SYSCALL;
+	}
+	if (!e->page) {
+		snprintf(why, len, "perf mmap of the event failed");
+		return HPM_READ_SYSCALL;
+	}
+	return mmap_usable(e->page, why, len) ? HPM_READ_MMAP : HPM_READ_SYSCALL;
+}
+
+HPM_API int hpm_evset__nr_metrics(const struct hpm_evset *s)
+{
+	return s ? s->nmet : -EINVAL;
+}
+
+struct lookup_arg {
+	const struct hpm_evset *s;
+	const struct hpm_value *vals;
+};
+
+static int metric_lookup(const char *name, double *value, void *arg)
+{
+	struct lookup_arg *la = arg;
+	struct resolved r;
+	int idx = find_event(la->s, name);
+	if (idx < 0 && names_resolve(la->s->ctx, name, &r) == 0)
+		idx = find_event(la->s, r.canon);
+	if (idx < 0)
+		return -ENOENT;
+	if (!la->vals[idx].running)
+		return -EDOM;
+	*value = la->vals[idx].scaled;
+	return 0;
+}
+
+HPM_API int hpm_evset__metric(struct hpm_evset *s, int i, const struct hpm_value *vals,
+			      const char **name, const char **unit, double *value)
+{
+	if (!s || i < 0 || i >= s->nmet || !vals)
+		return -EINVAL;
+	if (name)
+		*name = s->met[i].name;
+	if (unit)
+		*unit = s->met[i].unit;
+	struct lookup_arg la = { s, vals };
+	double v = 0;
+	int r = hpm_expr__eval(s->met[i].expr, metric_lookup, &la, &v);
+	if (r == 0 && value)
+		*value = v;
+	return r;
+}

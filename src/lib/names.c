@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Event names -> perf_event_attr.
+ *
+ * Order: generic perf names (kernel ABI: no table needed, so the common case
+ * parses nothing), raw rNNNN, "pmu::EVENT", then the detected CPU table and
+ * the tables it includes, then aliases (PAPI presets). Modifiers :u :k :h
+ * follow perf. An unknown name gets the closest known names as suggestions.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+struct generic_event {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+	const char *desc;
+};
+
+/* The generic events Linux defines in include/uapi/linux/perf_event.h. */
+static const struct generic_event generic_events[] = {
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "CPU cycles" },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "CPU cycles" },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions retired" },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES,
+	  "cache accesses (usually last level)" },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES,
+	  "cache misses (usually last level)" },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "branches retired" },
+	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+	  "branches retired" },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "mispredicted branches" },
+	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, "bus cycles" },
+	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND,
+	  "cycles the frontend delivered nothing" },
+	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND,
+	  "cycles the backend accepted nothing" },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES,
+	  "reference cycles (not scaled by frequency)" },
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "per-CPU clock (ns)" },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "time the task ran (ns)" },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page faults" },
+	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page faults" },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN,
+	  "page faults served without I/O" },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ,
+	  "page faults that needed I/O" },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
+	  "context switches" },
+	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context switches" },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS,
+	  "moves to another CPU" },
+	{ "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "moves to another CPU" },
+	{ "alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS,
+	  "misaligned accesses fixed up by the kernel" },
+	{ "emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS,
+	  "instructions emulated by the kernel" },
+	{ "dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "counts nothing (placeholder)" },
+};
+
+static const char *const cache_ids[] = { "L1-dcache", "L1-icache", "LLC", "dTLB",
+					 "iTLB", "branch", "node" };
+static const char *const cache_ops[] = { "load", "store", "prefetch" };
+
+/* "L1-dcache-load-misses" -> config; also "L1-dcache-loads". */
+static bool parse_cache_name(const char *name, uint64_t *config)
+{
+	for (unsigned id = 0; id < ARRAY_SIZE(cache_ids); id++) {
+		size_t il = strlen(cache_ids[id]);
+		if (strncasecmp(name, cache_ids[id], il) || name[il] != '-')
+			continue;
+		const char *rest = name + il + 1;
+		for (unsigned op = 0; op < ARRAY_SIZE(cache_ops); op++) {
+			size_t ol = strlen(cache_ops[op]);
+			if (strncasecmp(rest, cache_ops[op], ol))
+				continue;
+			const char *tail = rest + ol;
+			unsigned result;
+			if (!strcasecmp(tail, "s"))
+				result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
+			else if (!strcasecmp(tail, "-misses"))
+				result = PERF_COUNT_HW_CACHE_RESULT_MISS;
+			else
+				continue;
+			*config = id | (op << 8) | ((uint64_t)result << 16);
+			return true;
+		}
+	}
+	return false;
+}
+
+static const struct generic_event *find_generic(const char *name)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(generic_events); i++)
+		if (!strcasecmp(generic_events[i].name, name))
+			return &generic_events[i];
+	return NULL;
+}
+
+bool names_is_generic(const char *name)
+{
+	uint64_t c;
+	return find_generic(name) || parse_cache_name(name, &c);
+}
+
+int names_for_each_generic(hpm_event_cb cb, void *arg)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(generic_events); i++) {
+		const struct generic_event *g = &generic_events[i];
+		struct hpm_event_info info = { g->name, "generic", g->desc, NULL, g->type, g->config };
+		int r = cb(&info, arg);
+		if (r)
+			return r;
+	}
+	static const char *const res[] = { "s", "-misses" };
+	for (unsigned id = 0; id < ARRAY_SIZE(cache_ids); id++)
+		for (unsigned op = 0; op < ARRAY_SIZE(cache_ops); op++)
+			for (unsigned k = 0; k < 2; k++) {
+				char name[64], desc[96];
+				snprintf(name, sizeof(name), "%s-%s%s", cache_ids[id], cache_ops[op],
+					 res[k]);
+				snprintf(desc, sizeof(desc), "%s %s %s (generic cache event)",
+					 cache_ids[id], cache_ops[op], k ? "misses" : "accesses");
+				struct hpm_event_info info = {
+					name, "generic", desc, NULL, PERF_TYPE_HW_CACHE,
+					id | (op << 8) | ((uint64_t)k << 16)
+				};
+				int r = cb(&info, arg);
+				if (r)
+					return r;
+			}
+	return 0;
+}
+
+/* Table lookup through includes (depth-limited). */
+static struct evtab_event *table_event(struct hpm_ctx *ctx, struct evtab *t, const char *name,
+				       int depth, struct evtab **owner)
+{
+	for (int i = 0; i < t->nevents; i++)
+		if (streq_nocase(t->events[i].name, name)) {
+			*owner = t;
+			return &t->events[i];
+		}
+	for (int k = 0; depth < 4 && k < t->nincludes; k++) {
+		struct evtab *inc = ctx_find_table(ctx, t->includes[k]);
+		struct evtab_event *e = inc ? table_event(ctx, inc, name, depth + 1, owner) : NULL;
+		if (e)
+			return e;
+	}
+	return NULL;
+}
+
+static struct evtab_alias *table_alias(struct hpm_ctx *ctx, struct evtab *t, const char *name,
+				       int depth, struct evtab **owner)
+{
+	for (int i = 0; i < t->naliases; i++)
+		if (streq_nocase(t->aliases[i].name, name)) {
+			*owner = t;
+			return &t->aliases[i];
+		}
+	for (int k = 0; depth < 4 && k < t->nincludes; k++) {
+		struct evtab *inc = ctx_find_table(ctx, t->includes[k]);
+		struct evtab_alias *a = inc ? table_alias(ctx, inc, name, depth + 1, owner) : NULL;
+		if (a)
+			return a;
+	}
+	return NULL;
+}
+
+/* The table bare names resolve in: HPM_PMU overrides detection. */
+static struct evtab *active_table(struct hpm_ctx *ctx)
+{
+	const char *force = getenv("HPM_PMU");
+	if (force && *force && !ctx_load_tables(ctx))
+		return ctx_find_table(ctx, force);
+	ctx_detect(ctx);
+	return ctx->cpu_tab;
+}
+
+struct suggest {
+	const char *want;
+	char best[3][96];
+	int dist[3];
+};
+
+static void suggest_add(struct suggest *s, const char *cand)
+{
+	int d = levenshtein(s->want, cand);
+	/* a candidate containing the typed text is as good as a one-letter typo */
+	if (strlen(s->want) >= 4 && strcasestr(cand, s->want))
+		d = d < 2 ? d : 2;
+	for (int i = 0; i < 3; i++) {
+		if (!strcasecmp(s->best[i], cand))
+			return;
+		if (d < s->dist[i]) {
+			for (int k = 2; k > i; k--) {
+				s->dist[k] = s->dist[k - 1];
+				memcpy(s->best[k], s->best[k - 1], sizeof(s->best[k]));
+			}
+			s->dist[i] = d;
+			snprintf(s->best[i], sizeof(s->best[i]), "%s", cand);
+			return;
+		}
+	}
+}
+
+static int suggest_generic_cb(const struct hpm_event_info *info, void *arg)
+{
+	suggest_add(arg, info->name);
+	return 0;
+}
+
+static void suggest_table(struct hpm_ctx *ctx, struct suggest *s, struct evtab *t, int depth)
+{
+	for (int i = 0; i < t->nevents; i++)
+		suggest_add(s, t->events[i].name);
+	for (int i = 0; i < t->naliases; i++)
+		suggest_add(s, t->aliases[i].name);
+	for (int k = 0; depth < 4 && k < t->nincludes; k++) {
+		struct evtab *inc = ctx_find_table(ctx, t->includes[k]);
+		if (inc)
+			suggest_table(ctx, s, inc, depth + 1);
+	}
+}
+
+static int unknown_event(struct hpm_ctx *ctx, const char *name, struct evtab *tab)
+{
+	struct suggest s = { .want = name, .dist = { 99, 99, 99 } };
+	names_for_each_generic(suggest_generic_cb, &s);
+	if (tab)
+		suggest_table(ctx, &s, tab, 0);
+	/* exists on another PMU? */
+	for (int i = 0; i < ctx->ntabs; i++) {
+		struct evtab *owner;
+		struct evtab *t = &ctx->tabs[i];
+		if (t == tab || !t->sources)
+			continue;
+		if (table_event(ctx, t, name, 3, &owner) || table_alias(ctx, t, name, 3, &owner))
+			return hpm__err(ctx, -ENOENT,
+					"event '%s' is not available on this PMU (%s); it belongs to "
+					"table '%s' (HPM_PMU=%s forces that table)",
+					name, tab ? tab->pmu : "no table for this CPU", owner->pmu,
+					owner->pmu);
+	}
+	char sug[400] = "";
+	size_t len = strlen(name);
+	int limit = len < 6 ? 2 : (int)len / 3 + 1;
+	for (int i = 0; i < 3; i++)
+		if (s.dist[i] <= limit) {
+			size_t o = strlen(sug);
+			snprintf(sug + o, sizeof(sug) - o, "%s%s", o ? ", " : "", s.best[i]);
+		}
+	if (sug[0])
+		return hpm__err(ctx, -ENOENT, "unknown event '%s'; did you mean: %s? (hpm list)", name,
+				sug);
+	return hpm__err(ctx, -ENOENT, "unknown event '%s' (hpm list shows the events of this CPU)",
+			name);
+}
+
+/* Apply ":ukh" modifiers. */
+static int apply_modifiers(struct hpm_ctx *ctx, const char *full, const char *mods,
+			   struct perf_event_attr *a)
+{
+	bool u = false, k = false, h = false;
+	for (const char *m = mods; *m; m++) {
+		switch (*m) {
+		case 'u': u = true; break;
+		case 'k': k = true; break;
+		case 'h': h = true; break;
+		default:
+			return hpm__err(ctx, -EINVAL,
+					"bad modifier ':%s' in '%s' (use :u user, :k kernel, :h hypervisor)",
+					mods, full);
+		}
+	}
+	if (u || k || h) {
+		a->exclude_user = !u;
+		a->exclude_kernel = !k;
+		a->exclude_hv = !h;
+	}
+	return 0;
+}
+
+static int resolve_depth(struct hpm_ctx *ctx, const char *name, struct resolved *r, int depth);
+
+static void fill(struct resolved *r, uint32_t type, uint64_t config, const char *canon,
+		 const char *pmu, const char *desc)
+{
+	r->attr.type = type;
+	r->attr.config = config;
+	snprintf(r->canon, sizeof(r->canon), "%s", canon);
+	r->pmu = pmu;
+	r->desc = desc;
+	r->is_hw = type != PERF_TYPE_SOFTWARE && type != PERF_TYPE_TRACEPOINT;
+}
+
+static int resolve_base(struct hpm_ctx *ctx, const char *base, struct resolved *r, int depth)
+{
+	const struct generic_event *g = find_generic(base);
+	uint64_t config;
+	if (g) {
+		fill(r, g->type, g->config, g->name, "generic", g->desc);
+		return 0;
+	}
+	if (parse_cache_name(base, &config)) {
+		fill(r, PERF_TYPE_HW_CACHE, config, base, "generic", "generic cache event");
+		return 0;
+	}
+	if ((base[0] == 'r' || base[0] == 'R') && base[1]) {
+		char *end;
+		errno = 0;
+		config = strtoull(base + 1, &end, 16);
+		if (!*end && !errno) {
+			fill(r, PERF_TYPE_RAW, config, base, "raw", "raw PMU event code");
+			return 0;
+		}
+	}
+	int ret = ctx_load_tables(ctx);
+	if (ret < 0)
+		return ret;
+	struct evtab *tab = active_table(ctx), *owner = NULL;
+	const char *sep = strstr(base, "::");
+	if (sep) {
+		char pmu[64];
+		snprintf(pmu, sizeof(pmu), "%.*s", (int)(sep - base), base);
+		struct evtab *t = ctx_find_table(ctx, pmu);
+		if (!t)
+			return hpm__err(ctx, -ENOENT, "no event table for PMU '%s' in '%s' (hpm list --pmus)",
+					pmu, base);
+		struct evtab_event *e = table_event(ctx, t, sep + 2, 0, &owner);
+		if (!e) {
+			struct evtab_alias *a = table_alias(ctx, t, sep + 2, 0, &owner);
+			if (a && depth < 4)
+				return resolve_depth(ctx, a->target, r, depth + 1);
+			return unknown_event(ctx, base, t);
+		}
+		/* a table of another CPU: its codes would count something else here */
+		struct evtab *o2;
+		if (!tab || table_event(ctx, tab, sep + 2, 0, &o2) != e)
+			return hpm__err(ctx, -ENODEV,
+					"event '%s' is for PMU '%s' but this CPU is %s (%s); "
+					"set HPM_PMU=%s if you know better",
+					base, t->pmu, tab ? tab->pmu : "not in any table",
+					hpm_ctx__cpu_id(ctx), t->pmu);
+		fill(r, PERF_TYPE_RAW, e->code, e->name, owner->pmu, e->desc);
+		return 0;
+	}
+	if (tab) {
+		struct evtab_event *e = table_event(ctx, tab, base, 0, &owner);
+		if (e) {
+			fill(r, PERF_TYPE_RAW, e->code, e->name, owner->pmu, e->desc);
+			return 0;
+		}
+		struct evtab_alias *a = table_alias(ctx, tab, base, 0, &owner);
+		if (a && depth < 4) {
+			ret = resolve_depth(ctx, a->target, r, depth + 1);
+			return ret;
+		}
+	}
+	return unknown_event(ctx, base, tab);
+}
+
+static int resolve_depth(struct hpm_ctx *ctx, const char *name, struct resolved *r, int depth)
+{
+	char base[128];
+	const char *colon = NULL;
+	/* the modifier colon is the last ':' not part of "::" */
+	for (const char *p = name; *p; p++)
+		if (p[0] == ':' && p[1] != ':' && (p == name || p[-1] != ':'))
+			colon = p;
+	size_t n = colon ? (size_t)(colon - name) : strlen(name);
+	if (!n || n >= sizeof(base))
+		return hpm__err(ctx, -EINVAL, "bad event name '%s'", name);
+	memcpy(base, name, n);
+	base[n] = 0;
+	int ret = resolve_base(ctx, base, r, depth);
+	if (ret < 0)
+		return ret;
+	if (colon) {
+		ret = apply_modifiers(ctx, name, colon + 1, &r->attr);
+		if (ret < 0)
+			return ret;
+		size_t cl = strlen(r->canon);
+		snprintf(r->canon + cl, sizeof(r->canon) - cl, "%s", colon);
+	}
+	return 0;
+}
+
+int names_resolve(struct hpm_ctx *ctx, const char *name, struct resolved *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->attr.size = sizeof(r->attr);
+	return resolve_depth(ctx, name, r, 0);
+}
+
+HPM_API int hpm_ctx__resolve(struct hpm_ctx *ctx, const char *name, struct hpm_event_info *info)
+{
+	struct resolved r;
+	int ret = names_resolve(ctx, name, &r);
+	if (ret < 0)
+		return ret;
+	static __thread char canon[128];
+	memcpy(canon, r.canon, sizeof(canon));
+	info->name = canon;
+	info->pmu = r.pmu;
+	info->desc = r.desc;
+	info->alias_of = NULL;
+	info->type = r.attr.type;
+	info->config = r.attr.config;
+	return 0;
+}
+
+struct each_ctx {
+	struct hpm_ctx *ctx;
+	hpm_event_cb cb;
+	void *arg;
+};
+
+static int each_table(struct hpm_ctx *ctx, struct evtab *t, hpm_event_cb cb, void *arg, int depth)
+{
+	for (int i = 0; i < t->nevents; i++) {
+		struct hpm_event_info info = { t->events[i].name, t->pmu, t->events[i].desc, NULL,
+					       PERF_TYPE_RAW, t->events[i].code };
+		int r = cb(&info, arg);
+		if (r)
+			return r;
+	}
+	for (int i = 0; i < t->naliases; i++) {
+		struct resolved rs;
+		char desc[160];
+		int ok = names_resolve(ctx, t->aliases[i].target, &rs) == 0;
+		snprintf(desc, sizeof(desc), "alias of %s%s%s", t->aliases[i].target,
+			 ok && rs.desc ? ": " : "", ok && rs.desc ? rs.desc : "");
+		struct hpm_event_info info = { t->aliases[i].name, t->pmu, desc, t->aliases[i].target,
+					       ok ? rs.attr.type : 0, ok ? rs.attr.config : 0 };
+		int r = cb(&info, arg);
+		if (r)
+			return r;
+	}
+	for (int k = 0; depth < 4 && k < t->nincludes; k++) {
+		struct evtab *inc = ctx_find_table(ctx, t->includes[k]);
+		int r = inc ? each_table(ctx, inc, cb, arg, depth + 1) : 0;
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+HPM_API int hpm_ctx__for_each_event(struct hpm_ctx *ctx, const char *pmu, hpm_event_cb cb,
+				    void *arg)
+{
+	int r = ctx_load_tables(ctx);
+	if (r < 0)
+		return r;
+	if (pmu && !strcmp(pmu, "generic"))
+		return names_for_each_generic(cb, arg);
+	if (pmu) {
+		struct evtab *t = ctx_find_table(ctx, pmu);
+		if (!t || !t->sources) {
+			char known[512] = "";
+			for (int i = 0; i < ctx->ntabs; i++) {
+				if (!ctx->tabs[i].sources)
+					continue;
+				size_t o = strlen(known);
+				snprintf(known + o, sizeof(known) - o, "%s%s", o ? ", " : "",
+					 ctx->tabs[i].pmu);
+			}
+			return hpm__err(ctx, -ENOENT, "no event table for PMU '%s'; known: %s", pmu,
+					known);
+		}
+		return cb ? each_table(ctx, t, cb, arg, 0) : 0;
+	}
+	if (!cb)
+		return 0;
+	r = names_for_each_generic(cb, arg);
+	struct evtab *t = active_table(ctx);
+	if (!r && t)
+		r = each_table(ctx, t, cb, arg, 0);
+	return r;
+}
