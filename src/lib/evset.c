@@ -68,6 +68,9 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int gr
 	return r < 0 ? -errno : (int)r;
 }
 
+int (*perf_open_fn)(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+		    unsigned long flags) = sys_perf_event_open;
+
 HPM_API double hpm_scale(uint64_t raw, uint64_t enabled, uint64_t running)
 {
 	if (!running)
@@ -240,8 +243,8 @@ static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bo
 	e->attr.inherit = !!(s->flags & HPM_TARGET_INHERIT);
 	e->attr.read_format = READ_FORMAT;
 	for (int c = 0; c < s->ncpus; c++) {
-		int fd = sys_perf_event_open(&e->attr, s->pid, s->cpus[c], lead ? lead->fd[c] : -1,
-					     PERF_FLAG_FD_CLOEXEC);
+		int fd = perf_open_fn(&e->attr, s->pid, s->cpus[c], lead ? lead->fd[c] : -1,
+				      PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			for (int k = 0; k < c; k++) {
 				close(e->fd[k]);

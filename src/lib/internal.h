@@ -115,6 +115,11 @@ int perf_paranoid(void);
 /* ---- syscall ---- */
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 			unsigned long flags);
+/* Every open of an event set goes through this pointer, so unit tests can
+ * play a kernel that refuses groups (a real PMU's answer we cannot get from
+ * software events). */
+extern int (*perf_open_fn)(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			   unsigned long flags);
 
 /* ---- mmap reads (mmap_read.c, arch/) ---- */
 /* Read through the user page; returns 0 and fills val, or -EAGAIN when the

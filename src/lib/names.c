@@ -79,7 +79,7 @@ static bool parse_cache_name(const char *name, uint64_t *config)
 				continue;
 			const char *tail = rest + ol;
 			unsigned result;
-			if (!strcasecmp(tail, "s"))
+			if (!strcasecmp(tail, op == 2 ? "es" : "s"))
 				result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
 			else if (!strcasecmp(tail, "-misses"))
 				result = PERF_COUNT_HW_CACHE_RESULT_MISS;
@@ -121,7 +121,7 @@ int names_for_each_generic(hpm_event_cb cb, void *arg)
 			for (unsigned k = 0; k < 2; k++) {
 				char name[64], desc[96];
 				snprintf(name, sizeof(name), "%s-%s%s", cache_ids[id], cache_ops[op],
-					 res[k]);
+					 k == 0 && op == 2 ? "es" : res[k]);
 				snprintf(desc, sizeof(desc), "%s %s %s (generic cache event)",
 					 cache_ids[id], cache_ops[op], k ? "misses" : "accesses");
 				struct hpm_event_info info = {

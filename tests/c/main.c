@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* Test runner: unit [--list] [--no-perf] [NAME...] */
+#include <stdlib.h>
+#include "check.h"
+
+#define MAX_TESTS 256
+static struct test_case tests[MAX_TESTS];
+static int ntests;
+int test_failures;
+
+void test_register(const char *name, void (*fn)(void), const char *needs)
+{
+	if (ntests < MAX_TESTS)
+		tests[ntests++] = (struct test_case){ name, fn, needs };
+}
+
+int main(int argc, char **argv)
+{
+	int passed = 0, failed = 0, skipped = 0;
+	int no_perf = 0, list = 0, nnames = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--list"))
+			list = 1;
+		else if (!strcmp(argv[i], "--no-perf"))
+			no_perf = 1;
+		else
+			nnames++;
+	}
+	for (int t = 0; t < ntests; t++) {
+		if (list) {
+			printf("%s%s\n", tests[t].name, *tests[t].needs ? " [perf]" : "");
+			continue;
+		}
+		int selected = !nnames;
+		for (int i = 1; i < argc; i++)
+			selected |= !strcmp(argv[i], tests[t].name);
+		if (!selected)
+			continue;
+		if (no_perf && *tests[t].needs) {
+			/* said out loud: the caller asked for this (qemu-user has no perf_event_open) */
+			printf("skip %s (needs perf_event_open)\n", tests[t].name);
+			skipped++;
+			continue;
+		}
+		int before = test_failures;
+		tests[t].fn();
+		if (test_failures == before) {
+			printf("ok   %s\n", tests[t].name);
+			passed++;
+		} else {
+			printf("FAIL %s\n", tests[t].name);
+			failed++;
+		}
+	}
+	if (list)
+		return 0;
+	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+	return failed ? 1 : (passed ? 0 : 1);
+}
