@@ -39,6 +39,7 @@ SONAME := libhpm.so.0
 LINK_STATIC := $(if $(filter 1,$(STATIC)),-static,)
 
 all: $(BUILD)/lib/libhpm.a $(BUILD)/lib/libhpm.so $(BUILD)/bin/hpm $(BUILD)/bin/hpm-loop \
+     $(BUILD)/bin/touch-pages \
      $(BUILD)/tests/unit $(BUILD)/tests/regions_demo headers pkgconfig
 
 $(BUILD)/tools/embed: tools/embed.c
@@ -82,6 +83,10 @@ $(BUILD)/bin/hpm-loop: workloads/hpm-loop.c
 	@mkdir -p $(@D)
 	$(CC) -O1 $(LINK_STATIC) -o $@ $<
 
+$(BUILD)/bin/touch-pages: workloads/touch-pages.c
+	@mkdir -p $(@D)
+	$(CC) -O1 $(LINK_STATIC) -o $@ $<
+
 $(BUILD)/tests/unit: $(TEST_SRC) $(BUILD)/lib/libhpm.a tests/c/check.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/c $(CFLAGS) $(WARN) $(LINK_STATIC) -pthread -o $@ $(TEST_SRC) \
@@ -112,10 +117,10 @@ install: all
 
 cross-riscv64:
 	$(MAKE) CROSS=riscv64-linux-gnu- BUILD=build/riscv64 STATIC=1 \
-		build/riscv64/bin/hpm build/riscv64/bin/hpm-loop build/riscv64/tests/unit
+		build/riscv64/bin/hpm build/riscv64/bin/hpm-loop build/riscv64/bin/touch-pages build/riscv64/tests/unit
 cross-aarch64:
 	$(MAKE) CROSS=aarch64-linux-gnu- BUILD=build/aarch64 STATIC=1 \
-		build/aarch64/bin/hpm build/aarch64/bin/hpm-loop build/aarch64/tests/unit
+		build/aarch64/bin/hpm build/aarch64/bin/hpm-loop build/aarch64/bin/touch-pages build/aarch64/tests/unit
 cross: cross-riscv64 cross-aarch64
 
 clean:

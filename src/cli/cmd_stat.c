@@ -368,8 +368,9 @@ static void report_csv(FILE *f, struct opts *o, struct hpm_evset *set, struct st
 			fprintf(f, "%.2f%smsec%s%s", mean / 1e6, s, s, name);
 		else
 			fprintf(f, "%.0f%s%s%s", mean, s, s, name);
-		fprintf(f, "%s%llu%s%.2f%s%s%s%s%s\n", s, (unsigned long long)v->running, s,
-			v->enabled ? 100.0 * (double)v->running / (double)v->enabled : 0.0, s, s, s, s,
+		/* perf's fields, then the read path: ,running,pct,metric,metric-unit,path */
+		fprintf(f, "%s%llu%s%.2f%s%s%s%s\n", s, (unsigned long long)v->running, s,
+			v->enabled ? 100.0 * (double)v->running / (double)v->enabled : 0.0, s, s, s,
 			path_name(v->path));
 	}
 	for (int i = 0; i < nskipped; i++)
@@ -380,10 +381,10 @@ static void report_csv(FILE *f, struct opts *o, struct hpm_evset *set, struct st
 		const char *name, *unit;
 		hpm_evset__metric(set, i, st->last, &name, &unit, NULL);
 		if (st->mvalid[i] == st->n)
-			fprintf(f, "%s%s%s%s%s%s%.6f%s%s%s\n", s, s, s, s, s, s, st->msum[i] / st->n,
-				s, name, s);
+			fprintf(f, "%s%s%s%s%s%.6f%s%s%s\n", s, s, s, s, s, st->msum[i] / st->n, s,
+				name, s);
 		else
-			fprintf(f, "%s%s%s%s%s%sn/a%s%s%s\n", s, s, s, s, s, s, s, name, s);
+			fprintf(f, "%s%s%s%s%sn/a%s%s%s\n", s, s, s, s, s, s, name, s);
 	}
 }
 

@@ -87,6 +87,12 @@ int explain_open_error(struct hpm_ctx *ctx, int err, const char *name,
 				"event '%s' is not supported by this CPU's PMU or kernel (type %u, "
 				"config 0x%llx); see 'hpm list' for what can be counted here",
 				name, attr->type, (unsigned long long)attr->config);
+	case ENOSYS:
+		return hpm__err(ctx, err,
+				"cannot open '%s': perf_event_open is not available here (kernel "
+				"without CONFIG_PERF_EVENTS, a seccomp filter, or qemu-user); run on "
+				"the real kernel or in 'hpmkit lab'",
+				name);
 	case ESRCH:
 		return hpm__err(ctx, err, "no process with pid %d to count '%s'", pid, name);
 	case EMFILE:

@@ -353,6 +353,8 @@ retry:
 	}
 	if (ret < 0) {
 		close_event(s, e);
+		if (fell_back) /* report what the user asked for, not our retry */
+			e->name[strlen(e->name) - 2] = 0;
 		return explain_open_error(ctx, ret, e->name, &e->attr, s->pid, s->cpus[0]);
 	}
 	if (!join) {

@@ -122,8 +122,8 @@ int evtab_parse(struct evtab *tab, const char *text, const char *file, char kind
 		while (n && isspace((unsigned char)line[n - 1]))
 			line[--n] = 0;
 
-		const char *s = line, *kw, *a, *b;
-		size_t kwl, al, bl;
+		const char *s = line, *kw, *a = NULL, *b = NULL;
+		size_t kwl, al = 0, bl = 0;
 		if (!next_tok(&s, &kw, &kwl) || kw[0] == '#')
 			continue;
 		/* comments after keyword-argument lines (not descriptions) */

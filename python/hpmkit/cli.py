@@ -1,0 +1,108 @@
+"""The `hpmkit` command: reports on the files the hpm core wrote on a target machine."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from . import __version__, formats, report
+from .errors import HpmkitError, UsageError
+
+MAX_COMPARE = 26  # files are labelled A..Z in the comparison table
+
+STAT_EPILOG = """\
+examples:
+  hpm stat --json -e task-clock,page-faults -- ./app > run.json    (on the target)
+  hpmkit stat-report run.json                  events, stddev, scaling, read path, metrics
+  hpmkit stat-report board.json laptop.json    side by side, with B/A ratio columns
+  hpmkit stat-report --csv a.json b.json > cmp.csv
+"""
+
+REGIONS_EPILOG = """\
+examples:
+  HPM_REGION_OUT=regions.json ./app            (on the target, app built with region markers)
+  hpmkit regions regions.json                  calls, totals and per-call means per region
+  hpmkit regions regions.json --sort page-faults
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage mistakes as the one-line `hpmkit: ...` all errors use."""
+
+    def error(self, message: str) -> NoReturn:
+        sub = self.prog.removeprefix("hpmkit").strip()
+        where = f"{sub}: " if sub else ""
+        self.exit(2, f"hpmkit: {where}{message} (see '{self.prog} --help')\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="hpmkit",
+        description="Analyse the files the hpm perf-monitoring core wrote on a target machine.",
+        epilog="run 'hpmkit COMMAND --help' for the examples of each command",
+    )
+    p.add_argument("--version", action="version", version=f"hpmkit {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    raw = argparse.RawDescriptionHelpFormatter
+
+    s = sub.add_parser(
+        "stat-report",
+        help="tabulate 'hpm stat --json' files; compare several side by side",
+        description="Tabulate one hpm-stat file; with two or more, compare them side by side "
+        "with ratio columns against the first file (A).",
+        epilog=STAT_EPILOG,
+        formatter_class=raw,
+    )
+    s.add_argument("files", nargs="+", metavar="FILE.json", help="hpm-stat files (from hpm stat --json)")
+    s.add_argument("--csv", action="store_true", help="write CSV to stdout instead of a table")
+    s.set_defaults(run=_stat_report)
+
+    r = sub.add_parser(
+        "regions",
+        help="tabulate an hpm-regions file (region markers)",
+        description="Tabulate the regions of an hpm-regions file: calls, per-event totals and "
+        "per-call means. Unmatched markers, dropped regions and errors are always printed.",
+        epilog=REGIONS_EPILOG,
+        formatter_class=raw,
+    )
+    r.add_argument("file", metavar="FILE.json", help="hpm-regions file (written at program exit)")
+    r.add_argument("--sort", metavar="EVENT", help="order regions by this event's total, largest first")
+    r.set_defaults(run=_regions)
+    return p
+
+
+def _stat_report(args: argparse.Namespace) -> None:
+    if len(args.files) > MAX_COMPARE:
+        raise UsageError(f"stat-report: at most {MAX_COMPARE} files can be compared, got {len(args.files)}")
+    reps = [formats.load_stat(f) for f in args.files]  # every file is checked before any output
+    if args.csv and len(reps) == 1:
+        report.stat_csv(reps[0], sys.stdout)
+    elif args.csv:
+        report.compare_csv(reps, sys.stdout)
+    else:
+        sys.stdout.write(report.stat_text(reps[0]) if len(reps) == 1 else report.compare_text(reps))
+
+
+def _regions(args: argparse.Namespace) -> None:
+    sys.stdout.write(report.regions_text(formats.load_regions(args.file), args.sort))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        args.run(args)
+        sys.stdout.flush()
+    except HpmkitError as e:
+        print(f"hpmkit: {e}", file=sys.stderr)
+        return e.exit_code
+    except BrokenPipeError:
+        # `hpmkit ... | head` closed the pipe: not an error, but Python would complain at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""Shared helpers for the integration tests: paths to the built tools and a runner."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+HPM = BUILD / "bin" / "hpm"
+SHARED = ROOT.parent / "shared"
+
+
+def require(path: Path) -> Path:
+    # A missing build is a failure with a reason, never a silent skip.
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run 'make' (scripts/test.sh builds everything first)")
+    return path
+
+
+def run(args, check_rc=None, env=None, **kw):
+    full_env = dict(os.environ)
+    full_env.pop("HPM_PMU", None)
+    if env:
+        full_env.update(env)
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=full_env,
+                       timeout=kw.pop("timeout", 120), **kw)
+    if check_rc is not None:
+        assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr)
+    return p
+
+
+def hpm(*args, **kw):
+    return run([require(HPM), *args], **kw)
+
+
+def hpm_json(*args, **kw):
+    p = hpm(*args, **kw)
+    return p, json.loads(p.stdout)
+
+
+def probe_ok(event: str) -> bool:
+    """Can this machine count `event`? (asked through hpm itself)"""
+    p = hpm("list", "--json", event)
+    for e in json.loads(p.stdout):
+        if e["name"] == event:
+            return bool(e["available"])
+    raise AssertionError(f"{event} not listed")

@@ -1,0 +1,70 @@
+"""hpm list: JSON shape, tables, and the U74 table checked against seed 000 Table I."""
+import json
+import re
+
+from conftest import SHARED, hpm, hpm_json, probe_ok
+
+
+def test_list_json_objects():
+    p, events = hpm_json("list", "--json", check_rc=0)
+    by = {e["name"]: e for e in events}
+    for e in events:
+        assert {"name", "code", "desc", "pmu", "available"} <= set(e)
+        assert re.fullmatch(r"0x[0-9a-f]+", e["code"])
+    assert by["task-clock"]["available"] is True and by["task-clock"]["code"] == "0x1"
+    assert by["L1-dcache-load-misses"]["code"] == "0x10000"
+    assert by["L1-dcache-prefetches"]["code"] == "0x200"
+    assert by["cycles"]["available"] == probe_ok("cycles")
+
+
+def seed_table_one():
+    """(class, bit) pairs of Table I in seed 000, read from the seed text itself."""
+    text = (SHARED / "seeds").glob("000_*.txt")
+    text = next(text).read_text()
+    start = text.index("PERFORMANCE EVENTS FOR THE SiFIVE U74-MC PLATFORM")
+    end = text.index("(`mhpmmcounter3`", start)
+    pairs, cls = [], None
+    for line in text[start:end].splitlines()[2:]:
+        m = re.search(r"\(0x([012])\)", line)
+        if m:
+            cls = int(m.group(1))
+            line = line[m.end():]
+        b = re.search(r"(?:^|\s)(\d{1,2})\s+\S", line)
+        if b and cls is not None:
+            pairs.append((cls, int(b.group(1))))
+    return pairs
+
+
+def test_u74_has_every_table_one_event_with_its_code():
+    pairs = seed_table_one()
+    assert len(pairs) == 35  # 18 commit + 11 microarchitecture + 6 memory
+    p, events = hpm_json("list", "--pmu", "sifive_u74", "--json", check_rc=0)
+    codes = {int(e["code"], 16) for e in events if e["pmu"] == "sifive_u74" and not e["alias_of"]}
+    for cls, bit in pairs:
+        assert (1 << bit) | cls in codes, (cls, bit)
+    # not probed: this is not a U74
+    assert all(e["available"] is None for e in events)
+
+
+def test_unknown_pmu_prints_nothing_on_stdout():
+    p = hpm("list", "--pmu", "nosuch", "--json")
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr.startswith("hpm list: no event table for PMU 'nosuch'; known: ")
+
+
+def test_pmus_and_metrics():
+    p, pmus = hpm_json("list", "--pmus", "--json", check_rc=0)
+    names = {x["pmu"] for x in pmus}
+    assert {"sifive_u74", "thead_c910", "riscv_sbi", "armv8_pmuv3", "cortex_a72", "neoverse_n1",
+            "intel_arch", "x86_generic"} <= names
+    assert sum(x["this_cpu"] for x in pmus) <= 1
+    p, mets = hpm_json("list", "--metrics", "--pmu", "neoverse_n1", "--json", check_rc=0)
+    groups = {m["group"] for m in mets}
+    assert {"ipc", "cycle_accounting", "mpki", "miss_ratio", "operation_mix"} <= groups
+    useful = [m for m in mets if m["name"] == "useful_cycles"]
+    assert useful and "STALL_FRONTEND" in useful[0]["expr"]
+
+
+def test_pattern_filter_text():
+    p = hpm("list", "page", check_rc=0)
+    assert "page-faults" in p.stdout and "cycles " not in p.stdout
