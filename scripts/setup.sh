@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install everything hpmkit needs on a fresh Debian 12 machine, then build.
+# Idempotent: packages already present are not reinstalled; the venv is reused.
+# Needs root for apt-get (or sudo). Nothing here changes kernel settings.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(
+  build-essential pkg-config file util-linux   # C core, tests (setpriv, setarch)
+  gcc-riscv64-linux-gnu libc6-dev-riscv64-cross  # static hpm for riscv64
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross    # static hpm for aarch64
+  qemu-user-static                             # cross-built unit tests
+  linux-perf                                   # reference for hpm stat tests
+  libpapi-dev papi-tools                       # overhead benchmark against PAPI 7
+  python3 python3-venv python3-pip             # hpmkit analysis package
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q -e '.[test]'
+
+echo "setup: building (native + riscv64 + aarch64)"
+make -s -j"$(nproc)" all >/dev/null
+make -s -j"$(nproc)" cross >/dev/null
+echo "setup: done: build/bin/hpm, build/lib/libhpm.{a,so}, .venv/bin/hpmkit"
