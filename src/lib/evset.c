@@ -15,9 +15,11 @@
 #include "internal.h"
 
 #define HPM_MAX_EVENTS 256
-#define READ_FORMAT                                                                 \
-	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID | \
-	 PERF_FORMAT_GROUP)
+/* A lone leader reads {value, enabled, running}: the kernel's group read
+ * costs ~30% more per read(2). When a second event joins, the leader is
+ * reopened with GROUP|ID so one read(2) returns the whole group. */
+#define READ_FORMAT_ONE (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+#define READ_FORMAT_GROUP (READ_FORMAT_ONE | PERF_FORMAT_ID | PERF_FORMAT_GROUP)
 
 struct evt {
 	char name[128];  /* printed name (with modifiers) */
@@ -229,7 +231,8 @@ static int default_group_max(struct hpm_evset *s)
 }
 
 /* Open event e on every CPU of the set, in group g (leader = first event). */
-static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bool leader)
+static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bool leader,
+			 uint64_t read_format)
 {
 	struct evt *lead = leader ? NULL : &s->ev[g->first];
 	e->fd = malloc(sizeof(int) * (size_t)s->ncpus);
@@ -241,7 +244,7 @@ static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bo
 	e->attr.disabled = leader;
 	e->attr.enable_on_exec = leader && (s->flags & HPM_TARGET_ENABLE_ON_EXEC);
 	e->attr.inherit = !!(s->flags & HPM_TARGET_INHERIT);
-	e->attr.read_format = READ_FORMAT;
+	e->attr.read_format = read_format;
 	for (int c = 0; c < s->ncpus; c++) {
 		int fd = perf_open_fn(&e->attr, s->pid, s->cpus[c], lead ? lead->fd[c] : -1,
 				      PERF_FLAG_FD_CLOEXEC);
@@ -253,7 +256,8 @@ static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bo
 			return fd;
 		}
 		e->fd[c] = fd;
-		ioctl(fd, PERF_EVENT_IOC_ID, &e->id[c]);
+		if (e->attr.read_format & PERF_FORMAT_ID)
+			ioctl(fd, PERF_EVENT_IOC_ID, &e->id[c]);
 	}
 	/* The user page lets a self-monitoring thread read hardware counters
 	 * without a syscall; software counters never live in a PMU register. */
@@ -276,6 +280,24 @@ static struct group *new_group(struct hpm_evset *s, int first, bool strict)
 	g->strict = strict;
 	g->closed = false;
 	return g;
+}
+
+/* Reopen a lone leader with the group read format before a sibling joins. */
+static int regroup_leader(struct hpm_evset *s, struct group *g)
+{
+	struct evt *lead = &s->ev[g->first];
+	struct evt fresh = *lead;
+	fresh.fd = NULL;
+	fresh.id = NULL;
+	fresh.page = NULL;
+	int r = open_in_group(s, &fresh, g, true, READ_FORMAT_GROUP);
+	if (r < 0) {
+		close_event(s, &fresh);
+		return r;
+	}
+	close_event(s, lead);
+	*lead = fresh;
+	return 0;
 }
 
 static bool is_group_error(int err)
@@ -318,8 +340,14 @@ static int add_one(struct hpm_evset *s, const char *name, bool brace_start)
 	bool join = g && !g->closed && !brace_start && (!g->strict || s->in_brace);
 	bool fell_back = false;
 retry:
+	if (join && g->n == 1 && !(s->ev[g->first].attr.read_format & PERF_FORMAT_GROUP)) {
+		ret = regroup_leader(s, g);
+		if (ret < 0)
+			return explain_open_error(ctx, ret, s->ev[g->first].name,
+						  &s->ev[g->first].attr, s->pid, s->cpus[0]);
+	}
 	if (join) {
-		ret = open_in_group(s, e, g, false);
+		ret = open_in_group(s, e, g, false, READ_FORMAT_GROUP);
 		if (ret < 0 && is_group_error(ret) && !g->strict) {
 			/* the kernel will not schedule it with the others: start a new group */
 			close_event(s, e);
@@ -337,7 +365,7 @@ retry:
 					e->name, g->n);
 		}
 	} else {
-		ret = open_in_group(s, e, &(struct group){ .first = s->nev }, true);
+		ret = open_in_group(s, e, &(struct group){ .first = s->nev }, true, READ_FORMAT_ONE);
 	}
 	if ((ret == -EACCES || ret == -EPERM) && !explicit_mods && !e->attr.exclude_kernel &&
 	    !fell_back) {
@@ -548,9 +576,27 @@ static int read_group_syscall(struct hpm_evset *s, struct group *g, int c, struc
 		}
 		buf = s->buf;
 	}
-	ssize_t n = read(s->ev[g->first].fd[c], buf, need);
+	struct evt *lead = &s->ev[g->first];
+	if (!(lead->attr.read_format & PERF_FORMAT_GROUP)) {
+		/* lone leader: {value, enabled, running} */
+		uint64_t one[3];
+		if (read(lead->fd[c], one, sizeof(one)) != (ssize_t)sizeof(one))
+			return hpm__err(s->ctx, -errno ? -errno : -EIO, "read of '%s' failed: %s",
+					lead->name, strerror(errno));
+		struct hpm_value *v = &vals[0];
+		double sc = hpm_scale(one[0], one[1], one[2]);
+		if (!accumulate)
+			memset(v, 0, sizeof(*v));
+		v->raw += one[0];
+		v->enabled += one[1];
+		v->running += one[2];
+		v->scaled += sc;
+		v->path = HPM_READ_SYSCALL;
+		return 0;
+	}
+	ssize_t n = read(lead->fd[c], buf, need);
 	if (n < 0)
-		return hpm__err(s->ctx, -errno, "read of '%s' failed: %s", s->ev[g->first].name,
+		return hpm__err(s->ctx, -errno, "read of '%s' failed: %s", lead->name,
 				strerror(errno));
 	if ((size_t)n < sizeof(uint64_t) * 3 || buf[0] > (uint64_t)g->n)
 		return hpm__err(s->ctx, -EIO, "short read of group led by '%s'", s->ev[g->first].name);
