@@ -75,10 +75,11 @@
 #define HPM_EVENT "task-clock"
 #endif
 
-/* raw-grp: raw perf_event with exactly the attr/read_format hpm uses
- * (PERF_FORMAT_GROUP|ID, ioctl(ID) after open, group ioctls). It is not a
- * target baseline; it shows how much of hpm's cost is the kernel's group read
- * path and how much is hpm's own code. */
+/* raw-grp: raw perf_event opened as a perf group leader (read_format
+ * GROUP|ID|TOTAL_TIME_*, ioctl(ID) after open, PERF_IOC_FLAG_GROUP ioctls), the
+ * way hpm opens events that share a group. Not a target baseline: it shows
+ * what the kernel's group read path costs, so a gap between hpm and raw can be
+ * split into "group format" and "hpm's own code". */
 enum { L_RAW, L_HPM, L_PAPI, L_RAWG, NLIB };
 static const char *lib_name[NLIB] = {"raw", "hpm", "papi", "raw-grp"};
 
@@ -746,16 +747,16 @@ int main(int argc, char **argv)
 	printf("\n");
 	print_table(NPH + 1, row_name, main_s, main_ok);
 	printf("(raw has no add: perf_event_open is its init; raw add+start = ioctl ENABLE)\n");
-	printf("(raw-grp = raw perf_event with hpm's read_format GROUP|ID + ioctl(ID) at open: "
-	       "not a target baseline, it\n shows how much of hpm's cost is the kernel's group read and how "
-	       "much is hpm's own code)\n");
+	printf("(raw-grp = raw perf_event as a group leader: read_format GROUP|ID, ioctl(ID) at open, "
+	       "group ioctls;\n not a target baseline, it shows what the kernel's group read path costs)\n");
 
 	/* cold life cycle table */
 	printf("\nfirst use in a fresh process (forked child, whole life cycle once; PAPI cleanup includes "
 	       "PAPI_shutdown):\n");
 	print_table(NPH, ph_name, sc, st_okc);
-	printf("%-22s %10s %10s %10s %10s   (fresh-process numbers are dominated by first-touch page\n",
-	       "minor page faults", "", "", "", "");
+	printf("minor page faults per phase in the fresh process (median; each costs ~1-3 us, and they\n"
+	       "dominate the fresh-process times: first touch of code, data and heap pages after fork):\n");
+	printf("%-22s %10s %10s %10s %10s\n", "phase (median faults)", "raw", "raw-grp", "hpm", "papi");
 	static const int fcol[4] = {L_RAW, L_RAWG, L_HPM, L_PAPI};
 	for (int p = 0; p < NPH; p++) {
 		printf("%-22s", ph_name[p]);
@@ -766,7 +767,7 @@ int main(int argc, char **argv)
 			else
 				printf(" %10s", "-");
 		}
-		printf("%s\n", p == 0 ? "    faults after fork(); median per phase)" : "");
+		printf("\n");
 	}
 
 	/* sanity */

@@ -34,6 +34,7 @@ HPM_API void hpm_ctx__delete(struct hpm_ctx *ctx)
 	for (int i = 0; i < ctx->ntabs; i++)
 		evtab_free(&ctx->tabs[i]);
 	free(ctx->tabs);
+	free(ctx->ident);
 	free(ctx);
 }
 
@@ -252,8 +253,11 @@ void ctx_detect(struct hpm_ctx *ctx)
 	ctx->detected = true;
 	if (ctx_load_tables(ctx) < 0)
 		return;
-	cpu_ident_read(&ctx->ident);
-	struct cpu_ident *id = &ctx->ident;
+	ctx->ident = calloc(1, sizeof(*ctx->ident));
+	if (!ctx->ident)
+		return;
+	cpu_ident_read(ctx->ident);
+	struct cpu_ident *id = ctx->ident;
 	if (id->have_midr)
 		snprintf(ctx->cpu_id, sizeof(ctx->cpu_id), "arm midr=0x%x:0x%x", id->implementer,
 			 id->part);

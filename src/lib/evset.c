@@ -48,7 +48,8 @@ struct hpm_evset {
 	int cpu;
 	unsigned flags;
 	int ncpus;
-	int *cpus;
+	int *cpus;   /* &cpu_one, or an allocated list for HPM_CPU_ALL */
+	int cpu_one;
 	struct evt *ev;
 	int nev;
 	struct group *grp;
@@ -56,6 +57,7 @@ struct hpm_evset {
 	int group_max;
 	bool group_max_set;
 	bool in_brace;
+	bool started; /* start() or enable_on_exec ran: leaders must not be reopened */
 	struct metric *met;
 	int nmet;
 	uint64_t *buf; /* group read buffer */
@@ -124,13 +126,8 @@ HPM_API int hpm_evset__new(struct hpm_ctx *ctx, struct hpm_evset **out)
 	s->pid = 0;
 	s->cpu = -1;
 	s->ncpus = 1;
-	s->cpus = malloc(sizeof(int));
-	if (!s->cpus) {
-		free(s);
-		return -ENOMEM;
-	}
-	s->cpus[0] = -1;
-	s->pagesize = sysconf(_SC_PAGESIZE);
+	s->cpu_one = -1;
+	s->cpus = &s->cpu_one; /* no allocation for the common single-target case */
 	*out = s;
 	return 0;
 }
@@ -164,7 +161,8 @@ HPM_API void hpm_evset__delete(struct hpm_evset *s)
 	free(s->met);
 	free(s->ev);
 	free(s->grp);
-	free(s->cpus);
+	if (s->cpus != &s->cpu_one)
+		free(s->cpus);
 	free(s->buf);
 	free(s);
 }
@@ -179,19 +177,20 @@ HPM_API int hpm_evset__set_target(struct hpm_evset *s, pid_t pid, int cpu, unsig
 		return hpm__err(s->ctx, -EINVAL,
 				"bad target: pid %d, cpu %d (pid -1 needs a CPU or HPM_CPU_ALL)", pid,
 				cpu);
-	free(s->cpus);
-	s->cpus = NULL;
+	if (s->cpus != &s->cpu_one)
+		free(s->cpus);
+	s->cpus = &s->cpu_one;
+	s->ncpus = 1;
+	s->cpu_one = cpu;
 	if (cpu == HPM_CPU_ALL) {
-		int n = online_cpus(&s->cpus);
-		if (n <= 0)
+		int *list = NULL, n = online_cpus(&list);
+		if (n <= 0) {
+			free(list);
+			s->cpu_one = -1;
 			return hpm__err(s->ctx, n ? n : -ENODEV, "cannot list online CPUs");
+		}
+		s->cpus = list;
 		s->ncpus = n;
-	} else {
-		s->cpus = malloc(sizeof(int));
-		if (!s->cpus)
-			return -ENOMEM;
-		s->cpus[0] = cpu;
-		s->ncpus = 1;
 	}
 	s->pid = pid;
 	s->cpu = cpu;
@@ -262,6 +261,8 @@ static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bo
 	/* The user page lets a self-monitoring thread read hardware counters
 	 * without a syscall; software counters never live in a PMU register. */
 	if (e->is_hw && s->pid == 0 && s->cpu == -1 && !e->attr.inherit) {
+		if (!s->pagesize)
+			s->pagesize = sysconf(_SC_PAGESIZE);
 		void *p = mmap(NULL, (size_t)s->pagesize, PROT_READ, MAP_SHARED, e->fd[0], 0);
 		e->page = p == MAP_FAILED ? NULL : p;
 	}
@@ -322,14 +323,19 @@ static int add_one(struct hpm_evset *s, const char *name, bool brace_start)
 	s->ev = arr;
 	struct evt *e = &s->ev[s->nev];
 	memset(e, 0, sizeof(*e));
-	snprintf(e->name, sizeof(e->name), "%s", r.canon);
-	snprintf(e->base, sizeof(e->base), "%s", r.canon);
-	e->base[strcspn(e->base, ":")] = 0;
-	if (strstr(r.canon, "::")) /* pmu::EVENT keeps its prefix-less base */
-		snprintf(e->base, sizeof(e->base), "%s", strstr(r.canon, "::") + 2);
+	copy_str(e->name, sizeof(e->name), r.canon);
+	const char *sep = find_pmu_sep(r.canon);
+	/* metric lookup uses the bare name: no pmu:: prefix, no modifiers */
+	copy_str(e->base, sizeof(e->base), sep ? sep + 2 : r.canon);
+	bool explicit_mods = false;
+	for (char *c = e->base; *c; c++)
+		if (*c == ':') {
+			*c = 0;
+			explicit_mods = true;
+			break;
+		}
 	e->attr = r.attr;
 	e->is_hw = r.is_hw;
-	bool explicit_mods = strchr(r.canon, ':') && !strstr(r.canon, "::");
 
 	struct group *g = s->ngrp ? &s->grp[s->ngrp - 1] : NULL;
 	if (g && !g->closed && !g->strict && (e->is_hw || s->group_max_set)) {
@@ -340,6 +346,12 @@ static int add_one(struct hpm_evset *s, const char *name, bool brace_start)
 	bool join = g && !g->closed && !brace_start && (!g->strict || s->in_brace);
 	bool fell_back = false;
 retry:
+	if (join && g->n == 1 && !(s->ev[g->first].attr.read_format & PERF_FORMAT_GROUP) &&
+	    s->started) {
+		/* reopening the leader would lose its count: counting already began */
+		g->closed = true;
+		join = false;
+	}
 	if (join && g->n == 1 && !(s->ev[g->first].attr.read_format & PERF_FORMAT_GROUP)) {
 		ret = regroup_leader(s, g);
 		if (ret < 0)
@@ -376,7 +388,7 @@ retry:
 		e->attr.exclude_hv = 1;
 		fell_back = true;
 		size_t l = strlen(e->name);
-		snprintf(e->name + l, sizeof(e->name) - l, ":u");
+		copy_str(e->name + l, sizeof(e->name) - l, ":u");
 		goto retry;
 	}
 	if (ret < 0) {
@@ -538,6 +550,7 @@ HPM_API int hpm_evset__start(struct hpm_evset *s)
 {
 	if (!s)
 		return -EINVAL;
+	s->started = true;
 	/* the common single-group case without the loop bookkeeping */
 	if (s->ngrp == 1 && s->ncpus == 1)
 		return ioctl(s->ev[0].fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0 ? -errno

@@ -76,7 +76,7 @@ struct hpm_ctx {
 	int ntabs;
 	bool detected;
 	struct evtab *cpu_tab; /* detected table, or NULL */
-	struct cpu_ident ident;
+	struct cpu_ident *ident; /* allocated on detection: keeps the context small */
 	char cpu_id[160];
 	int paranoid_cache;
 };
@@ -137,6 +137,33 @@ const char *arch_user_access_hint(void);
 int expr_identifiers(const char *expr, int (*cb)(const char *ident, void *arg), void *arg);
 
 /* ---- misc ---- */
+/* The add path avoids snprintf/strcasecmp/strstr: in a freshly forked process
+ * every libc code page touched for the first time is a page fault (~2 us),
+ * which dwarfs the work itself. These stay in libhpm's own pages. */
+static inline void copy_str(char *dst, size_t n, const char *src)
+{
+	size_t i = 0;
+	for (; i + 1 < n && src[i]; i++)
+		dst[i] = src[i];
+	dst[i] = 0;
+}
+static inline int ascii_casecmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		int ca = (unsigned char)*a, cb = (unsigned char)*b;
+		ca += (ca >= 'A' && ca <= 'Z') ? 32 : 0;
+		cb += (cb >= 'A' && cb <= 'Z') ? 32 : 0;
+		if (ca != cb || !ca)
+			return ca - cb;
+	}
+}
+static inline const char *find_pmu_sep(const char *s) /* "::" or NULL */
+{
+	for (; *s; s++)
+		if (s[0] == ':' && s[1] == ':')
+			return s;
+	return NULL;
+}
 int levenshtein(const char *a, const char *b);
 bool streq_nocase(const char *a, const char *b);
 

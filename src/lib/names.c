@@ -70,7 +70,7 @@ static bool parse_cache_name(const char *name, uint64_t *config)
 {
 	for (unsigned id = 0; id < ARRAY_SIZE(cache_ids); id++) {
 		size_t il = strlen(cache_ids[id]);
-		if (strncasecmp(name, cache_ids[id], il) || name[il] != '-')
+		if (name[il] != '-' || strncasecmp(name, cache_ids[id], il))
 			continue;
 		const char *rest = name + il + 1;
 		for (unsigned op = 0; op < ARRAY_SIZE(cache_ops); op++) {
@@ -79,9 +79,9 @@ static bool parse_cache_name(const char *name, uint64_t *config)
 				continue;
 			const char *tail = rest + ol;
 			unsigned result;
-			if (!strcasecmp(tail, op == 2 ? "es" : "s"))
+			if (!ascii_casecmp(tail, op == 2 ? "es" : "s"))
 				result = PERF_COUNT_HW_CACHE_RESULT_ACCESS;
-			else if (!strcasecmp(tail, "-misses"))
+			else if (!ascii_casecmp(tail, "-misses"))
 				result = PERF_COUNT_HW_CACHE_RESULT_MISS;
 			else
 				continue;
@@ -95,7 +95,7 @@ static bool parse_cache_name(const char *name, uint64_t *config)
 static const struct generic_event *find_generic(const char *name)
 {
 	for (unsigned i = 0; i < ARRAY_SIZE(generic_events); i++)
-		if (!strcasecmp(generic_events[i].name, name))
+		if (!ascii_casecmp(generic_events[i].name, name))
 			return &generic_events[i];
 	return NULL;
 }
@@ -291,7 +291,7 @@ static void fill(struct resolved *r, uint32_t type, uint64_t config, const char 
 {
 	r->attr.type = type;
 	r->attr.config = config;
-	snprintf(r->canon, sizeof(r->canon), "%s", canon);
+	copy_str(r->canon, sizeof(r->canon), canon);
 	r->pmu = pmu;
 	r->desc = desc;
 	r->is_hw = type != PERF_TYPE_SOFTWARE && type != PERF_TYPE_TRACEPOINT;
@@ -322,7 +322,7 @@ static int resolve_base(struct hpm_ctx *ctx, const char *base, struct resolved *
 	if (ret < 0)
 		return ret;
 	struct evtab *tab = active_table(ctx), *owner = NULL;
-	const char *sep = strstr(base, "::");
+	const char *sep = find_pmu_sep(base);
 	if (sep) {
 		char pmu[64];
 		snprintf(pmu, sizeof(pmu), "%.*s", (int)(sep - base), base);
@@ -384,7 +384,7 @@ static int resolve_depth(struct hpm_ctx *ctx, const char *name, struct resolved 
 		if (ret < 0)
 			return ret;
 		size_t cl = strlen(r->canon);
-		snprintf(r->canon + cl, sizeof(r->canon) - cl, "%s", colon);
+		copy_str(r->canon + cl, sizeof(r->canon) - cl, colon);
 	}
 	return 0;
 }

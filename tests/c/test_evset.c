@@ -231,3 +231,26 @@ TEST(api_rejects_null)
 	CHECK_EQ_INT(hpm_evset__nr(NULL), -EINVAL);
 	CHECK_EQ_STR(hpm_version(), "0.1.0");
 }
+
+TEST_NEEDS(add_after_start_keeps_counts, "perf")
+{
+	struct hpm_ctx *ctx;
+	struct hpm_evset *set;
+	struct hpm_value a, b;
+	hpm_ctx__new(&ctx);
+	hpm_evset__new(ctx, &set);
+	CHECK_EQ_INT(hpm_evset__add(set, "page-faults"), 0);
+	hpm_evset__start(set);
+	faults_for(set, 0, 300);
+	CHECK_EQ_INT(hpm_evset__read(set, 0, &a), 0);
+	CHECK(a.raw >= 300);
+	/* a second event now must not reopen (and zero) the running leader */
+	CHECK_EQ_INT(hpm_evset__add(set, "task-clock"), 1);
+	CHECK_EQ_INT(hpm_evset__nr_groups(set), 2);
+	CHECK_EQ_INT(hpm_evset__start(set), 0);
+	faults_for(set, 0, 10);
+	CHECK_EQ_INT(hpm_evset__read(set, 0, &b), 0);
+	CHECK(b.raw >= a.raw + 10);
+	hpm_evset__delete(set);
+	hpm_ctx__delete(ctx);
+}
