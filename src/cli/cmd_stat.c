@@ -151,6 +151,25 @@ static pid_t spawn(char **cmd, int *go_fd, int *err_fd)
 	return pid;
 }
 
+/* Let the stopped child exec and wait for it; -127 when the exec failed. */
+static int release_and_wait(struct opts *o, pid_t child, int go, int errfd, int *status)
+{
+	if (write(go, "x", 1) != 1) {
+		fprintf(stderr, "hpm stat: lost the child process\n");
+		return -1;
+	}
+	close(go);
+	int e = 0;
+	ssize_t got = read(errfd, &e, sizeof(e));
+	close(errfd);
+	waitpid(child, status, 0);
+	if (got == (ssize_t)sizeof(e)) {
+		fprintf(stderr, "hpm stat: cannot run '%s': %s\n", o->cmd[0], strerror(e));
+		return -127;
+	}
+	return 0;
+}
+
 static int run_once(struct hpm_ctx *ctx, struct opts *o, struct stats *st,
 		    struct hpm_evset **setp, char skipped[][64], int *nskipped)
 {
@@ -174,45 +193,30 @@ static int run_once(struct hpm_ctx *ctx, struct opts *o, struct stats *st,
 			return -1;
 		}
 		t0 = now_s();
-		if (write(go, "x", 1) != 1) {
-			fprintf(stderr, "hpm stat: lost the child process\n");
-			return -1;
-		}
-		close(go);
-		int e = 0;
-		ssize_t got = read(errfd, &e, sizeof(e));
-		close(errfd);
-		waitpid(child, &status, 0);
-		if (got == (ssize_t)sizeof(e)) {
-			fprintf(stderr, "hpm stat: cannot run '%s': %s\n", o->cmd[0], strerror(e));
+		int r = release_and_wait(o, child, go, errfd, &status);
+		if (r < 0) {
 			hpm_evset__delete(set);
-			return -127;
+			return r;
 		}
 	} else {
 		pid_t pid = o->pid > 0 ? o->pid : -1;
 		int cpu = o->all_cpus ? HPM_CPU_ALL : o->cpu;
-		if (pid > 0 && cpu == -1)
-			cpu = -1;
 		if (build_set(ctx, o, pid, cpu, pid > 0 ? flags : 0, &set, skipped, nskipped) < 0) {
 			fprintf(stderr, "hpm stat: %s\n", hpm_ctx__last_error(ctx));
 			return -1;
 		}
-		if (o->cmd)
-			child = spawn(o->cmd, &go, &errfd);
+		if (o->cmd && (child = spawn(o->cmd, &go, &errfd)) < 0) {
+			fprintf(stderr, "hpm stat: cannot fork: %s\n", strerror(errno));
+			hpm_evset__delete(set);
+			return -1;
+		}
 		t0 = now_s();
 		hpm_evset__start(set);
 		if (child > 0) {
-			if (write(go, "x", 1) != 1)
-				return -1;
-			close(go);
-			int e = 0;
-			ssize_t got = read(errfd, &e, sizeof(e));
-			close(errfd);
-			waitpid(child, &status, 0);
-			if (got == (ssize_t)sizeof(e)) {
-				fprintf(stderr, "hpm stat: cannot run '%s': %s\n", o->cmd[0], strerror(e));
+			int r = release_and_wait(o, child, go, errfd, &status);
+			if (r < 0) {
 				hpm_evset__delete(set);
-				return -127;
+				return r;
 			}
 		} else {
 			signal(SIGINT, on_sigint);
