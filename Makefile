@@ -83,6 +83,11 @@ $(BUILD)/bin/hpm-loop: workloads/hpm-loop.c
 	@mkdir -p $(@D)
 	$(CC) -O1 $(LINK_STATIC) -o $@ $<
 
+# PID 1 of the lab guests (static; see lab/init.c)
+$(BUILD)/bin/hpmlab-init: lab/init.c
+	@mkdir -p $(@D)
+	$(CC) -O2 $(WARN) -static -o $@ $<
+
 $(BUILD)/bin/touch-pages: workloads/touch-pages.c
 	@mkdir -p $(@D)
 	$(CC) -O1 $(LINK_STATIC) -o $@ $<
@@ -117,10 +122,12 @@ install: all
 
 cross-riscv64:
 	$(MAKE) CROSS=riscv64-linux-gnu- BUILD=build/riscv64 STATIC=1 \
-		build/riscv64/bin/hpm build/riscv64/bin/hpm-loop build/riscv64/bin/touch-pages build/riscv64/tests/unit
+		build/riscv64/bin/hpm build/riscv64/bin/hpm-loop build/riscv64/bin/touch-pages build/riscv64/bin/hpmlab-init \
+		build/riscv64/tests/unit
 cross-aarch64:
 	$(MAKE) CROSS=aarch64-linux-gnu- BUILD=build/aarch64 STATIC=1 \
-		build/aarch64/bin/hpm build/aarch64/bin/hpm-loop build/aarch64/bin/touch-pages build/aarch64/tests/unit
+		build/aarch64/bin/hpm build/aarch64/bin/hpm-loop build/aarch64/bin/touch-pages build/aarch64/bin/hpmlab-init \
+		build/aarch64/tests/unit
 cross: cross-riscv64 cross-aarch64
 
 clean:

@@ -71,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("file", metavar="FILE.json", help="hpm-regions file (written at program exit)")
     r.add_argument("--sort", metavar="EVENT", help="order regions by this event's total, largest first")
     r.set_defaults(run=_regions)
+
+    from .lab import cli as lab_cli  # the lab needs QEMU only when used
+    lab_cli.add_parser(sub, raw)
     return p
 
 
@@ -93,8 +96,10 @@ def _regions(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        args.run(args)
+        rc = args.run(args)
         sys.stdout.flush()
+        if isinstance(rc, int):
+            return rc
     except HpmkitError as e:
         print(f"hpmkit: {e}", file=sys.stderr)
         return e.exit_code

@@ -244,9 +244,18 @@ static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bo
 	e->attr.enable_on_exec = leader && (s->flags & HPM_TARGET_ENABLE_ON_EXEC);
 	e->attr.inherit = !!(s->flags & HPM_TARGET_INHERIT);
 	e->attr.read_format = read_format;
+	bool self_hw = e->is_hw && s->pid == 0 && s->cpu == -1 && !(s->flags & HPM_TARGET_INHERIT);
+	if (self_hw && e->attr.type != PERF_TYPE_SOFTWARE)
+		arch_prepare_self_attr(&e->attr);
 	for (int c = 0; c < s->ncpus; c++) {
 		int fd = perf_open_fn(&e->attr, s->pid, s->cpus[c], lead ? lead->fd[c] : -1,
 				      PERF_FLAG_FD_CLOEXEC);
+		if (fd == -EOPNOTSUPP && e->attr.config1) {
+			/* the PMU refused the user-access opt-in: count through read(2) */
+			e->attr.config1 = 0;
+			c--;
+			continue;
+		}
 		if (fd < 0) {
 			for (int k = 0; k < c; k++) {
 				close(e->fd[k]);

@@ -131,6 +131,9 @@ uint64_t arch_read_pmc(unsigned idx);
 bool arch_has_user_pmc(void);
 bool arch_read_timestamp(uint64_t *tsc);
 const char *arch_user_access_hint(void);
+/* Ask for user-space access where the PMU wants a per-event opt-in (arm64:
+ * config1 bit 1, honoured when kernel.perf_user_access=1). */
+void arch_prepare_self_attr(struct perf_event_attr *attr);
 
 /* ---- expressions (expr.c) ---- */
 /* Calls cb for each identifier of expr (for collecting events). */

@@ -17,6 +17,7 @@ struct test_case {
 };
 void test_register(const char *name, void (*fn)(void), const char *needs);
 extern int test_failures;
+int test_rmtree(const char *path);
 
 #define TEST_NEEDS(name, needs)                                              \
 	static void test_##name(void);                                       \

@@ -38,9 +38,7 @@ static const char *detect_in(const char *isa, const char *cpuinfo, const char *m
 	snprintf(result, sizeof(result), "%s", p ? p : "(none)");
 	hpm_ctx__delete(ctx);
 	unsetenv("HPM_SYSROOT");
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd))
+	if (test_rmtree(root))
 		return "cleanup failed";
 	return result;
 }

@@ -5,6 +5,7 @@
  * events when kernel.perf_user_access=1. Index 31 is the cycle counter;
  * others are selected through PMSELR_EL0 and read with PMXEVCNTR_EL0.
  */
+#include <stdlib.h>
 #include "../internal.h"
 
 uint64_t arch_read_pmc(unsigned idx)
@@ -32,8 +33,31 @@ bool arch_read_timestamp(uint64_t *tsc)
 	return true;
 }
 
+static int user_access_sysctl(void)
+{
+	char buf[16];
+	return read_small_file("/proc/sys/kernel/perf_user_access", buf, sizeof(buf)) > 0 ? atoi(buf)
+											     : -1;
+}
+
 const char *arch_user_access_hint(void)
 {
-	return "kernel.perf_user_access is 0 (an administrator may set it to 1 with "
-	       "'sysctl kernel.perf_user_access=1' on Linux >= 5.17)";
+	switch (user_access_sysctl()) {
+	case -1:
+		return "this kernel has no kernel.perf_user_access (Linux < 5.17)";
+	case 0:
+		return "kernel.perf_user_access is 0 (an administrator may set it to 1 with "
+		       "'sysctl kernel.perf_user_access=1')";
+	default:
+		return "kernel.perf_user_access is 1 but the kernel did not grant this event "
+		       "(64-bit chained counter, or not an armv8 PMU event)";
+	}
+}
+
+void arch_prepare_self_attr(struct perf_event_attr *attr)
+{
+	/* the armv8 PMU's "rdpmc" format bit (config1:1); asking while the
+	 * sysctl is 0 gains nothing, so only then */
+	if (user_access_sysctl() == 1)
+		attr->config1 |= 2;
 }

@@ -23,3 +23,8 @@ const char *arch_user_access_hint(void)
 {
 	return "not implemented for this ISA";
 }
+
+void arch_prepare_self_attr(struct perf_event_attr *attr)
+{
+	(void)attr;
+}

@@ -44,3 +44,8 @@ const char *arch_user_access_hint(void)
 	return "kernel.perf_user_access is 0 or the kernel is older than 6.6 (an "
 	       "administrator may set 'sysctl kernel.perf_user_access=1')";
 }
+
+void arch_prepare_self_attr(struct perf_event_attr *attr)
+{
+	(void)attr; /* Linux >= 6.6 grants access per sysctl, no per-event bit */
+}

@@ -27,3 +27,8 @@ const char *arch_user_access_hint(void)
 	return "/sys/bus/event_source/devices/cpu/rdpmc is 0 (1 allows rdpmc for "
 	       "self-monitoring events; an administrator may set it)";
 }
+
+void arch_prepare_self_attr(struct perf_event_attr *attr)
+{
+	(void)attr;
+}
