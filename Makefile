@@ -79,9 +79,9 @@ $(BUILD)/bin/hpm: $(CLI_OBJ) $(BUILD)/lib/libhpm.a
 	$(CC) $(LINK_STATIC) -pthread -o $@ $(CLI_OBJ) $(BUILD)/lib/libhpm.a -lm
 
 # Calibration workload with an exactly known instruction count per iteration.
-$(BUILD)/bin/hpm-loop: workloads/hpm-loop.c
+$(BUILD)/bin/hpm-loop: workloads/hpm-loop.c $(BUILD)/lib/libhpm.a
 	@mkdir -p $(@D)
-	$(CC) -O1 $(LINK_STATIC) -o $@ $<
+	$(CC) $(CPPFLAGS) -O1 $(LINK_STATIC) -pthread -o $@ $< $(BUILD)/lib/libhpm.a -lm
 
 # PID 1 of the lab guests (static; see lab/init.c)
 $(BUILD)/bin/hpmlab-init: lab/init.c

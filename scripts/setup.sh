@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(
-  build-essential pkg-config file util-linux   # C core, tests (setpriv, setarch)
+  build-essential pkg-config file util-linux cpio  # C core, tests (setpriv, setarch)
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross  # static hpm for riscv64
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross    # static hpm for aarch64
   qemu-user-static                             # cross-built unit tests

@@ -129,6 +129,14 @@ int hpm_evset__group_of(const struct hpm_evset *set, int idx);
  * the mmap path. */
 int hpm_evset__read_path(struct hpm_evset *set, int idx, char *why, size_t len);
 
+/* Platform quirks that make counts of this set wrong, checked for real:
+ * a PMU that counts kernel work in exclude_kernel (":u") events (probed with
+ * a burst of syscalls), and twin events where one reads 0 while the other
+ * counts (vals from the last read_all, or NULL to skip that check). Writes one
+ * line per quirk into msg (newline-separated); returns how many. */
+int hpm_evset__check_quirks(struct hpm_evset *set, const struct hpm_value *vals, char *msg,
+			    size_t len);
+
 /* Metrics added with add_metric_group, evaluated on the last read_all(). */
 int hpm_evset__nr_metrics(const struct hpm_evset *set);
 /* Returns 0 and sets *value, or -EDOM when undefined (division by zero,

@@ -69,6 +69,7 @@ struct stats {
 	struct hpm_value *last;    /* last run's values */
 	double *msum, *msumsq;     /* per metric */
 	int *mvalid;
+	char quirks[1024];
 	double elapsed_sum;
 	int status;
 };
@@ -109,6 +110,10 @@ static int build_set(struct hpm_ctx *ctx, struct opts *o, pid_t pid, int cpu, un
 	}
 	*nskipped = 0;
 	if (!r && !o->nevents && !o->nmetrics) {
+		/* like perf: default events are not grouped, so one event the PMU
+		 * cannot schedule does not take the others down with it */
+		if (!o->group_max)
+			hpm_evset__set_group_max(set, 1);
 		for (unsigned i = 0; i < sizeof(default_events) / sizeof(*default_events); i++)
 			if (hpm_evset__add(set, default_events[i]) < 0)
 				snprintf(skipped[(*nskipped)++], 64, "%s", default_events[i]);
@@ -243,6 +248,8 @@ static int run_once(struct hpm_ctx *ctx, struct opts *o, struct stats *st,
 		hpm_evset__delete(set);
 		return -1;
 	}
+	if (st->n == 0)
+		hpm_evset__check_quirks(set, st->last, st->quirks, sizeof(st->quirks));
 	for (int i = 0; i < n; i++) {
 		st->sum[i] += st->last[i].scaled;
 		st->sumsq[i] += st->last[i].scaled * st->last[i].scaled;
@@ -312,8 +319,12 @@ static void report_text(FILE *f, struct opts *o, struct hpm_ctx *ctx, struct hpm
 		char why[200];
 		int path = hpm_evset__read_path(set, i, why, sizeof(why));
 		if (!v->running && v->enabled) {
-			fprintf(f, " %18s      %-28s (never scheduled: the group did not fit the PMU)\n",
-				"<not counted>", name);
+			int g = hpm_evset__group_of(set, i), members = 0;
+			for (int k = 0; k < n; k++)
+				members += hpm_evset__group_of(set, k) == g;
+			fprintf(f, " %18s      %-28s (never scheduled: %s)\n", "<not counted>", name,
+				members > 1 ? "the PMU could not fit its group; try --group-max 1"
+					    : "the kernel accepted it but the PMU never counted it");
 			continue;
 		}
 		if (msec)
@@ -352,8 +363,13 @@ static void report_text(FILE *f, struct opts *o, struct hpm_ctx *ctx, struct hpm
 			fprintf(f, "; %s", why);
 			break;
 		}
-	fprintf(f, "\n PMU table: %s (%s)\n\n", hpm_ctx__pmu(ctx) ? hpm_ctx__pmu(ctx) : "none",
+	fprintf(f, "\n PMU table: %s (%s)\n", hpm_ctx__pmu(ctx) ? hpm_ctx__pmu(ctx) : "none",
 		hpm_ctx__cpu_id(ctx));
+	char q[sizeof(st->quirks)];
+	memcpy(q, st->quirks, sizeof(q));
+	for (char *save, *l = strtok_r(q, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		fprintf(f, " warning: %s\n", l);
+	fprintf(f, "\n");
 }
 
 static void report_csv(FILE *f, struct opts *o, struct hpm_evset *set, struct stats *st,
@@ -390,6 +406,10 @@ static void report_csv(FILE *f, struct opts *o, struct hpm_evset *set, struct st
 		else
 			fprintf(f, "%s%s%s%s%sn/a%s%s%s\n", s, s, s, s, s, s, name, s);
 	}
+	char q[sizeof(st->quirks)];
+	memcpy(q, st->quirks, sizeof(q));
+	for (char *save, *l = strtok_r(q, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		fprintf(f, "# warning: %s\n", l);
 }
 
 static void report_json(FILE *f, struct opts *o, struct hpm_ctx *ctx, struct hpm_evset *set,
@@ -432,6 +452,14 @@ static void report_json(FILE *f, struct opts *o, struct hpm_ctx *ctx, struct hpm
 	for (int i = 0; i < nskipped; i++) {
 		fputs(i ? ", " : "", f);
 		json_string(f, skipped[i]);
+	}
+	fprintf(f, "],\n  \"quirks\": [");
+	char q[sizeof(st->quirks)];
+	memcpy(q, st->quirks, sizeof(q));
+	int nq = 0;
+	for (char *save, *l = strtok_r(q, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		fputs(nq++ ? ", " : "", f);
+		json_string(f, l);
 	}
 	fprintf(f, "],\n  \"metrics\": [");
 	int m = hpm_evset__nr_metrics(set);

@@ -790,3 +790,13 @@ HPM_API int hpm_evset__metric(struct hpm_evset *s, int i, const struct hpm_value
 		*value = v;
 	return r;
 }
+
+const struct perf_event_attr *evset_attr(const struct hpm_evset *s, int idx)
+{
+	return &s->ev[idx].attr;
+}
+
+struct hpm_ctx *evset_ctx(const struct hpm_evset *s)
+{
+	return s->ctx;
+}

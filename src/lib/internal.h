@@ -139,6 +139,10 @@ void arch_prepare_self_attr(struct perf_event_attr *attr);
 /* Calls cb for each identifier of expr (for collecting events). */
 int expr_identifiers(const char *expr, int (*cb)(const char *ident, void *arg), void *arg);
 
+/* ---- event sets (evset.c) ---- */
+const struct perf_event_attr *evset_attr(const struct hpm_evset *s, int idx);
+struct hpm_ctx *evset_ctx(const struct hpm_evset *s);
+
 /* ---- misc ---- */
 /* The add path avoids snprintf/strcasecmp/strstr: in a freshly forked process
  * every libc code page touched for the first time is a page fault (~2 us),
