@@ -181,15 +181,12 @@ static int load_dir(struct hpm_ctx *ctx, const char *dir, const char *sub)
 {
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/%s", dir, sub);
-	DIR *d = opendir(path);
-	if (!d)
-		return hpm__err(ctx, -ENOENT, "HPM_DATA_DIR=%s has no %s/ folder", dir, sub);
-	struct dirent *de;
+	struct dirent *de, **list;
 	int r = 0;
 	/* sorted order keeps errors reproducible */
-	struct dirent **list;
 	int n = scandir(path, &list, NULL, alphasort);
-	closedir(d);
+	if (n < 0)
+		return hpm__err(ctx, -ENOENT, "HPM_DATA_DIR=%s has no %s/ folder", dir, sub);
 	for (int i = 0; i < n; i++) {
 		de = list[i];
 		if (de->d_name[0] != '.' && !r) {

@@ -5,6 +5,7 @@
  * riscv64 (sscofpmf): exclude_kernel is ignored, and a second counter on the
  * same event reads 0 while the first counts.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -42,9 +43,9 @@ static void add_line(char *msg, size_t len, int *n, const char *line)
 HPM_API int hpm_evset__check_quirks(struct hpm_evset *s, const struct hpm_value *vals, char *msg,
 				    size_t len)
 {
-	int n = 0, nev = hpm_evset__nr(s);
 	if (!s || !msg || !len)
-		return -1;
+		return -EINVAL;
+	int n = 0, nev = hpm_evset__nr(s);
 	msg[0] = 0;
 	bool user_only_hw = false;
 	const struct perf_event_attr *attrs[256];
