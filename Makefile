@@ -38,9 +38,16 @@ TEST_SRC := $(wildcard tests/c/*.c)
 SONAME := libhpm.so.0
 LINK_STATIC := $(if $(filter 1,$(STATIC)),-static,)
 
+# Fragments in mk/*.mk (one per component: workloads, native helpers for hpmkit, ...) add
+# their targets to EXTRA_ALL (native build) and CROSS_BINS (paths under $(BUILD) that
+# `make cross-<arch>` builds for the lab guests).
+EXTRA_ALL :=
+CROSS_BINS := bin/hpm bin/hpm-loop bin/touch-pages bin/hpmlab-init tests/unit
+-include $(sort $(wildcard mk/*.mk))
+
 all: $(BUILD)/lib/libhpm.a $(BUILD)/lib/libhpm.so $(BUILD)/bin/hpm $(BUILD)/bin/hpm-loop \
      $(BUILD)/bin/touch-pages \
-     $(BUILD)/tests/unit $(BUILD)/tests/regions_demo headers pkgconfig
+     $(BUILD)/tests/unit $(BUILD)/tests/regions_demo headers pkgconfig $(EXTRA_ALL)
 
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(@D)
@@ -121,13 +128,9 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' hpm.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hpm.pc
 
 cross-riscv64:
-	$(MAKE) CROSS=riscv64-linux-gnu- BUILD=build/riscv64 STATIC=1 \
-		build/riscv64/bin/hpm build/riscv64/bin/hpm-loop build/riscv64/bin/touch-pages build/riscv64/bin/hpmlab-init \
-		build/riscv64/tests/unit
+	$(MAKE) CROSS=riscv64-linux-gnu- BUILD=build/riscv64 STATIC=1 $(addprefix build/riscv64/,$(CROSS_BINS))
 cross-aarch64:
-	$(MAKE) CROSS=aarch64-linux-gnu- BUILD=build/aarch64 STATIC=1 \
-		build/aarch64/bin/hpm build/aarch64/bin/hpm-loop build/aarch64/bin/touch-pages build/aarch64/bin/hpmlab-init \
-		build/aarch64/tests/unit
+	$(MAKE) CROSS=aarch64-linux-gnu- BUILD=build/aarch64 STATIC=1 $(addprefix build/aarch64/,$(CROSS_BINS))
 cross: cross-riscv64 cross-aarch64
 
 clean:

@@ -30,7 +30,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q -e '.[test]'
+.venv/bin/python -m pip install -q -e '.[analysis,test]'
 
 echo "setup: building (native + riscv64 + aarch64)"
 make -s -j"$(nproc)" all >/dev/null

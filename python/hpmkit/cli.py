@@ -11,6 +11,11 @@ from typing import NoReturn
 from . import __version__, formats, report
 from .errors import HpmkitError, UsageError
 
+# modules with an add_parser(subparsers, formatter) function, in --help order
+COMMAND_MODULES = [
+    ".lab.cli",
+]
+
 MAX_COMPARE = 26  # files are labelled A..Z in the comparison table
 
 STAT_EPILOG = """\
@@ -72,8 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--sort", metavar="EVENT", help="order regions by this event's total, largest first")
     r.set_defaults(run=_regions)
 
-    from .lab import cli as lab_cli  # the lab needs QEMU only when used
-    lab_cli.add_parser(sub, raw)
+    # Each component registers its own subcommands; modules import their heavy libraries
+    # (pyarrow, duckdb, pyod) inside the command functions, so `--help` stays fast.
+    import importlib
+    for mod in COMMAND_MODULES:
+        importlib.import_module(mod, __package__).add_parser(sub, raw)
     return p
 
 

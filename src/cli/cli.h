@@ -8,6 +8,8 @@
 
 int cmd_list(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* output helpers (out.c) */
 void json_string(FILE *f, const char *s);

@@ -11,13 +11,15 @@ static const struct {
 } cmds[] = {
 	{ "list", cmd_list, "list events, PMU tables and metric groups" },
 	{ "stat", cmd_stat, "count events of a command, a process or CPUs" },
+	{ "record", cmd_record, "sample events with call stacks into a perf.data file" },
+	{ "bench", cmd_bench, "cycle-exact microbenchmarks (copies, syscalls, latency)" },
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: hpm [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
 	for (unsigned i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-6s %s\n", cmds[i].name, cmds[i].what);
+		fprintf(f, "  %-7s %s\n", cmds[i].name, cmds[i].what);
 	fprintf(f, "\n'hpm COMMAND --help' shows a command's options and examples.\n"
 		   "Environment: HPM_PMU=table forces an event table, HPM_DATA_DIR=dir reads\n"
 		   "tables from dir/events and dir/metrics instead of the built-in copies.\n");

@@ -73,7 +73,7 @@ def _run(args) -> int:
         res = guest.run(arch, argv, timeout=args.timeout, sysctls=sysctls, console_log=log)
         if res.exec_errno is not None:
             raise LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
-                           f"(the guest's PATH is /bin: {', '.join(guest.GUEST_BINS)})")
+                           f"(the guest's PATH is /bin: {', '.join(guest.bin_names(arch))})")
         for w in res.warnings:
             print(f"lab: {arch} guest: {w}", file=sys.stderr)
         sys.stdout.write(res.stdout.decode(errors="replace"))

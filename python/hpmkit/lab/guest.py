@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[3]
 CACHE = ROOT / ".cache" / "lab"
 ARCHES = ("riscv64", "aarch64")
 
-# binaries from `make cross-<arch>` put on the guest's PATH (/bin)
-GUEST_BINS = {"hpm": "bin/hpm", "hpm-loop": "bin/hpm-loop", "touch-pages": "bin/touch-pages",
-              "hpm-unit": "tests/unit"}
+# `make cross-<arch>` builds CROSS_BINS (Makefile, mk/*.mk); everything it leaves in
+# build/<arch>/bin goes on the guest's PATH (/bin), plus these extra files
+GUEST_EXTRA = {"hpm-unit": "tests/unit"}
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,13 @@ def kernel(arch: str) -> Path:
     return Path(lines[-1])
 
 
+def bin_names(arch: str) -> list[str]:
+    """Names on the guest's PATH (as of the last cross build)."""
+    d = ROOT / "build" / arch / "bin"
+    names = [f.name for f in d.iterdir() if f.is_file() and f.name != "hpmlab-init"] if d.is_dir() else []
+    return sorted([*names, *GUEST_EXTRA])
+
+
 def guest_binaries(arch: str) -> dict[str, bytes]:
     build = ROOT / "build" / arch
     p = subprocess.run(["make", "-s", "-C", str(ROOT), f"cross-{arch}"], capture_output=True,
@@ -73,7 +80,10 @@ def guest_binaries(arch: str) -> dict[str, bytes]:
         tail = " | ".join(p.stderr.strip().splitlines()[-3:])
         raise LabError(f"building the {arch} guest binaries failed: {tail}")
     files = {"init": (build / "bin" / "hpmlab-init").read_bytes()}
-    for name, rel in GUEST_BINS.items():
+    for f in sorted((build / "bin").iterdir()):
+        if f.is_file() and f.name != "hpmlab-init":
+            files[f"bin/{f.name}"] = f.read_bytes()
+    for name, rel in GUEST_EXTRA.items():
         files[f"bin/{name}"] = (build / rel).read_bytes()
     # data the unit tests read (hpm-unit looks in /tests/data)
     for f in sorted((ROOT / "tests" / "data").rglob("*")):
