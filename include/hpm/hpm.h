@@ -68,6 +68,16 @@ struct hpm_event_info {
 };
 /* Resolve a name (with modifiers) to its perf encoding without opening it. */
 int hpm_ctx__resolve(struct hpm_ctx *ctx, const char *name, struct hpm_event_info *info);
+/* For tools that open events themselves (hpm record): fill *attr with the
+ * encoding of `name` (type, config, config1/2, exclude_* from modifiers; size
+ * set, everything else zero) and copy its printed name into canon. */
+struct perf_event_attr;
+int hpm_ctx__event_attr(struct hpm_ctx *ctx, const char *name, struct perf_event_attr *attr,
+			char *canon, size_t len);
+/* Turn a failed perf_event_open (-errno) of `name` with `attr` for pid/cpu
+ * into hpm's one-line explanation (hpm_ctx__last_error); returns err. */
+int hpm_ctx__explain_open(struct hpm_ctx *ctx, int err, const char *name,
+			  const struct perf_event_attr *attr, pid_t pid, int cpu);
 /* Try to open the event on this machine (self, disabled) and close it again:
  * 0 if it can be counted here, else -errno with last_error explaining. */
 int hpm_ctx__probe(struct hpm_ctx *ctx, const char *name);

@@ -4,12 +4,18 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include "hpm/hpm.h"
 
 int cmd_list(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+
+/* spawn.c: fork `cmd` stopped before exec (go_fd releases it, err_fd reports
+ * a failed exec); spawn_release lets it exec: 0, the exec's errno, or -1. */
+pid_t spawn(char **cmd, int *go_fd, int *err_fd);
+int spawn_release(pid_t child, int go_fd, int err_fd);
 
 /* output helpers (out.c) */
 void json_string(FILE *f, const char *s);

@@ -1,10 +1,802 @@
 /* SPDX-License-Identifier: MIT */
-/* placeholder while 'hpm record' is written; replaced by the real command */
-#include <stdio.h>
+/* hpm record: sample events with call stacks into a perf.data file that Linux
+ * perf reads. Groups "{leader,member,...}" sample on the leader and carry the
+ * members' counts in every sample (PERF_SAMPLE_READ). */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "cli.h"
+#include "record.h"
+
+#define MAX_EV 32
+#define MAX_TARGETS 1024
+
+static const char record_help[] =
+	"usage: hpm record [options] [-- COMMAND [ARGS]]\n"
+	"\n"
+	"Sample events with call stacks into a perf.data file (Linux perf reads it:\n"
+	"perf script, perf report). Works where the perf tool is missing or old.\n"
+	"\n"
+	"  -e, --event LIST      events to sample (perf syntax). In a group\n"
+	"                        '{leader,a,b}' the leader samples and every sample\n"
+	"                        carries the counts of a and b since the last one.\n"
+	"                        Default: cycles, or cpu-clock without a hardware PMU\n"
+	"  -c, --count N         sample every N events of the leader\n"
+	"  -F, --freq HZ         sample HZ times per second (default 4000)\n"
+	"  -g                    record call stacks (frame pointers, kernel + user)\n"
+	"      --call-graph fp   the same (only frame-pointer stacks are supported)\n"
+	"  -o, --output FILE     output file (default perf.data); written under a\n"
+	"                        temporary name and renamed when complete\n"
+	"  -p, --pid PID         record an existing process (all its threads)\n"
+	"  -a, --all-cpus        record everything on all CPUs\n"
+	"  -C, --cpu N           record everything on CPU N\n"
+	"  -i, --no-inherit      do not follow the command's children\n"
+	"  -m, --mmap-pages N    ring buffer pages per buffer, a power of 2 (default 64)\n"
+	"      --kallsyms WHICH  kernel symbols stored in the file: used (default: the\n"
+	"                        functions samples fall into), all, or none\n"
+	"  -q, --quiet           no summary line\n"
+	"\n"
+	"examples:\n"
+	"  hpm record -g -- ./app                       cycles (or cpu-clock) with stacks\n"
+	"  hpm record -e '{cycles,instructions}' -c 100000 -g -- ./app\n"
+	"                                               per-sample cycles and instructions\n"
+	"  hpm record -e '{cpu-clock,cycles,instructions}' -c 1000000 -g -a -- ./app\n"
+	"                                               timer sampling + counter group (the\n"
+	"                                               way to sample on QEMU riscv64)\n"
+	"  perf script -i perf.data                     read it with Linux perf\n"
+	"  hpmkit profile import perf.data              the same in hpmkit (Parquet)\n"
+	"\n"
+	"Kernel frames are symbolised from the copy of /proc/kallsyms hpm stores in the\n"
+	"file (feature section 250), so another machine can read them. Lost samples\n"
+	"(ring buffer full) are counted and reported. hpm never changes\n"
+	"kernel.perf_event_paranoid: without permission for kernel sampling it falls back\n"
+	"to user space (':u') and says so.\n";
+
+struct rec_ev {
+	char name[128];
+	struct perf_event_attr attr;
+	int group; /* index of the leader */
+	bool explicit_mods;
+};
+
+struct target {
+	pid_t pid;
+	int cpu;
+	int fds[MAX_EV];
+	void *ring;
+};
+
+struct opts {
+	const char *events[16];
+	int nevents;
+	uint64_t period, freq;
+	bool callchain, all_cpus, no_inherit, quiet, no_kallsyms, all_kallsyms, grouped;
+	int cpu, pages;
+	pid_t pid;
+	const char *output;
+	char **cmd;
+};
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+static bool has_explicit_mods(const char *name)
+{
+	const char *c = strrchr(name, ':');
+	if (!c || c == name || c[-1] == ':' || !c[1])
+		return false;
+	return strspn(c + 1, "ukhHGpP") == strlen(c + 1);
+}
+
+/* "{a,b},c" -> events with their group leaders */
+static int parse_events(struct hpm_ctx *ctx, const char *list, struct rec_ev *ev, int *n)
+{
+	char buf[1024];
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf)) {
+		fprintf(stderr, "hpm record: event list too long\n");
+		return -1;
+	}
+	char *p = buf;
+	while (*p) {
+		bool brace = *p == '{';
+		if (brace)
+			p++;
+		int leader = *n;
+		for (;;) {
+			size_t len = strcspn(p, brace ? ",}" : ",");
+			char save = p[len];
+			p[len] = 0;
+			if (!len) {
+				fprintf(stderr, "hpm record: empty event name in '%s'\n", list);
+				return -1;
+			}
+			if (*n == MAX_EV) {
+				fprintf(stderr, "hpm record: too many events (at most %d)\n", MAX_EV);
+				return -1;
+			}
+			struct rec_ev *e = &ev[*n];
+			memset(e, 0, sizeof(*e));
+			int r = hpm_ctx__event_attr(ctx, p, &e->attr, e->name, sizeof(e->name));
+			if (r < 0) {
+				fprintf(stderr, "hpm record: %s\n", hpm_ctx__last_error(ctx));
+				return -1;
+			}
+			e->group = leader;
+			e->explicit_mods = has_explicit_mods(p);
+			(*n)++;
+			p += len;
+			*p = save;
+			if (!brace || *p != ',')
+				break;
+			p++;
+		}
+		if (brace) {
+			if (*p != '}') {
+				fprintf(stderr, "hpm record: missing '}' in '%s'\n", list);
+				return -1;
+			}
+			p++;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p) {
+			fprintf(stderr, "hpm record: unexpected '%c' in '%s'\n", *p, list);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int group_size(const struct rec_ev *ev, int nev, int leader)
+{
+	int k = 0;
+	for (int i = 0; i < nev; i++)
+		k += ev[i].group == leader;
+	return k;
+}
+
+static void setup_attrs(struct opts *o, struct rec_ev *ev, int nev, bool grouped, bool inherit)
+{
+	for (int i = 0; i < nev; i++) {
+		struct perf_event_attr *a = &ev[i].attr;
+		bool leader = ev[i].group == i;
+		a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+				 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+		if (o->callchain)
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->read_format = PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				 PERF_FORMAT_TOTAL_TIME_RUNNING;
+		if (grouped) {
+			a->sample_type |= PERF_SAMPLE_READ;
+			a->read_format |= PERF_FORMAT_GROUP;
+		}
+		a->sample_id_all = 1;
+		a->inherit = inherit;
+		a->freq = 0;
+		a->sample_period = 0;
+		if (leader) {
+			if (o->period)
+				a->sample_period = o->period;
+			else {
+				a->freq = 1;
+				a->sample_freq = o->freq;
+			}
+			a->disabled = 1;
+			a->enable_on_exec = o->cmd != NULL;
+		}
+		/* the first event tracks tasks and maps (one is enough) */
+		a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = i == 0;
+		a->watermark = 1;
+		a->wakeup_watermark = (uint32_t)(o->pages * sysconf(_SC_PAGESIZE) / 4);
+	}
+}
+
+static void close_targets(struct target *t, int nt, int nev, size_t mapsz)
+{
+	for (int i = 0; i < nt; i++) {
+		if (t[i].ring)
+			munmap(t[i].ring, mapsz);
+		t[i].ring = NULL;
+		for (int j = 0; j < nev; j++)
+			if (t[i].fds[j] >= 0) {
+				close(t[i].fds[j]);
+				t[i].fds[j] = -1;
+			}
+	}
+}
+
+/* Open every event for every target. Returns 0, 1 to retry with changed
+ * attrs (a fallback was applied), or -1 with the error printed. */
+static int open_all(struct hpm_ctx *ctx, struct opts *o, struct rec_ev *ev, int nev,
+		    struct target *t, int nt, size_t mapsz, bool *inherit, bool grouped)
+{
+	for (int i = 0; i < nt; i++)
+		for (int j = 0; j < nev; j++)
+			t[i].fds[j] = -1;
+	for (int i = 0; i < nt; i++) {
+		for (int j = 0; j < nev; j++) {
+			int gfd = ev[j].group == j ? -1 : t[i].fds[ev[j].group];
+			long fd = perf_open(&ev[j].attr, t[i].pid, t[i].cpu, gfd);
+			if (fd >= 0) {
+				t[i].fds[j] = (int)fd;
+				continue;
+			}
+			int err = errno;
+			close_targets(t, nt, nev, mapsz);
+			if ((err == EACCES || err == EPERM) && !ev[j].explicit_mods &&
+			    !ev[j].attr.exclude_kernel) {
+				for (int k = 0; k < nev; k++)
+					if (!ev[k].explicit_mods) {
+						ev[k].attr.exclude_kernel = ev[k].attr.exclude_hv = 1;
+						if (!strchr(ev[k].name, ':'))
+							strncat(ev[k].name, ":u", sizeof(ev[k].name) - strlen(ev[k].name) - 1);
+					}
+				fprintf(stderr, "hpm record: kernel sampling is not allowed to this user "
+						"(kernel.perf_event_paranoid=%s); recording user space only (:u). "
+						"Run as root or with CAP_PERFMON for kernel stacks\n",
+					getenv("HPM_PARANOID") ? getenv("HPM_PARANOID") : "2 or more");
+				return 1;
+			}
+			if (err == EINVAL && *inherit && grouped) {
+				*inherit = false;
+				for (int k = 0; k < nev; k++)
+					ev[k].attr.inherit = 0;
+				fprintf(stderr, "hpm record: this kernel cannot follow children while "
+						"reading a counter group in each sample (Linux < 6.12); recording "
+						"the command's own process only. Use -a to include its children\n");
+				return 1;
+			}
+			hpm_ctx__explain_open(ctx, -err, ev[j].name, &ev[j].attr, t[i].pid, t[i].cpu);
+			fprintf(stderr, "hpm record: %s\n", hpm_ctx__last_error(ctx));
+			return -1;
+		}
+		t[i].ring = mmap(NULL, mapsz, PROT_READ | PROT_WRITE, MAP_SHARED, t[i].fds[0], 0);
+		if (t[i].ring == MAP_FAILED) {
+			int err = errno;
+			t[i].ring = NULL;
+			close_targets(t, nt, nev, mapsz);
+			fprintf(stderr, "hpm record: cannot map the %zu KiB sample buffer: %s; use a "
+					"smaller -m (the limit is kernel.perf_event_mlock_kb plus "
+					"ulimit -l)\n", mapsz >> 10, strerror(err));
+			return -1;
+		}
+		for (int j = 1; j < nev; j++)
+			if (ioctl(t[i].fds[j], PERF_EVENT_IOC_SET_OUTPUT, t[i].fds[0])) {
+				int err = errno;
+				close_targets(t, nt, nev, mapsz);
+				fprintf(stderr, "hpm record: cannot share the sample buffer: %s\n",
+					strerror(err));
+				return -1;
+			}
+	}
+	(void)o;
+	return 0;
+}
+
+struct counts {
+	uint64_t samples, lost, lost_samples, records, bytes;
+	bool grouped, callchain;
+};
+
+/* Kernel addresses of a sample (layout fixed by setup_attrs: IDENTIFIER, IP,
+ * TID, TIME, CPU, PERIOD, [READ group], [CALLCHAIN]); the kallsyms copy keeps
+ * only the symbols they fall into. */
+static void note_kernel_addrs(const struct counts *c, const uint64_t *w, size_t n)
+{
+	if (n < 6)
+		return;
+	rec_kernel_addr(w[1]);
+	size_t i = 6;
+	if (c->grouped) {
+		if (i >= n)
+			return;
+		i += 3 + 2 * w[i];
+	}
+	if (!c->callchain || i >= n)
+		return;
+	uint64_t nr = w[i++];
+	for (uint64_t k = 0; k < nr && i < n; k++, i++)
+		if (w[i] < (uint64_t)PERF_CONTEXT_MAX)
+			rec_kernel_addr(w[i]);
+}
+
+/* Copy the new records of one ring buffer into the file. */
+static int drain(struct target *t, size_t datasz, struct perf_file *pf, struct counts *c)
+{
+	struct perf_event_mmap_page *pg = t->ring;
+	char *data = (char *)t->ring + sysconf(_SC_PAGESIZE);
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = pg->data_tail;
+	static char rec[65536];
+	int r = 0;
+	while (tail < head && !r) {
+		struct perf_event_header h;
+		size_t off = tail % datasz;
+		if (off + sizeof(h) <= datasz)
+			memcpy(&h, data + off, sizeof(h));
+		else {
+			size_t k = datasz - off;
+			memcpy(&h, data + off, k);
+			memcpy((char *)&h + k, data, sizeof(h) - k);
+		}
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break; /* cannot happen with a sane kernel; stop rather than loop */
+		const char *p = data + off;
+		if (off + h.size > datasz) {
+			size_t k = datasz - off;
+			memcpy(rec, data + off, k);
+			memcpy(rec + k, data, h.size - k);
+			p = rec;
+		}
+		if (h.type == PERF_RECORD_SAMPLE) {
+			c->samples++;
+			note_kernel_addrs(c, (const uint64_t *)(p + sizeof(h)), (h.size - sizeof(h)) / 8);
+		}
+		else if (h.type == PERF_RECORD_LOST)
+			c->lost += ((const uint64_t *)(p + sizeof(h)))[1];
+		else if (h.type == PERF_RECORD_LOST_SAMPLES)
+			c->lost_samples += ((const uint64_t *)(p + sizeof(h)))[0];
+		c->records++;
+		r = perf_file__write(pf, p, h.size);
+		tail += h.size;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return r;
+}
+
+static int drain_all(struct target *t, int nt, size_t datasz, struct perf_file *pf, struct counts *c)
+{
+	uint64_t before = c->records;
+	for (int i = 0; i < nt; i++) {
+		int r = drain(&t[i], datasz, pf, c);
+		if (r)
+			return r;
+	}
+	if (c->records != before) {
+		/* everything before this point is in the file: perf may sort and flush */
+		struct perf_event_header h = { .type = 68 /* FINISHED_ROUND */, .size = sizeof(h) };
+		return perf_file__write(pf, &h, sizeof(h));
+	}
+	return 0;
+}
+
+/* PERF_RECORD_READ with the closing count of every event (single-counter
+ * layout: value, time_enabled, time_running, id), so that totals are known
+ * and per-sample deltas can be checked against them. */
+static int write_final_counts(struct target *t, int nt, struct rec_ev *ev, int nev, bool grouped,
+			      struct perf_file *pf)
+{
+	for (int i = 0; i < nt; i++) {
+		for (int j = 0; j < nev; j++) {
+			if (ev[j].group != j || t[i].fds[j] < 0)
+				continue;
+			uint64_t buf[4 + 2 * MAX_EV];
+			ssize_t got = read(t[i].fds[j], buf, sizeof(buf));
+			if (got <= 0)
+				continue;
+			int n = grouped ? (int)buf[0] : 1;
+			uint64_t ena = grouped ? buf[1] : buf[1], run = grouped ? buf[2] : buf[2];
+			for (int k = 0; k < n; k++) {
+				uint64_t val = grouped ? buf[3 + 2 * k] : buf[0];
+				uint64_t id = grouped ? buf[4 + 2 * k] : buf[3];
+				struct {
+					uint32_t pid, tid;
+					uint64_t value, enabled, running, id;
+				} b = { (uint32_t)t[i].pid, (uint32_t)t[i].pid, val, ena, run, id };
+				int r = rec_emit(pf, PERF_RECORD_READ, 0, &b, sizeof(b), (uint32_t)t[i].pid,
+						 (uint32_t)t[i].pid, id);
+				if (r)
+					return r;
+			}
+		}
+	}
+	return 0;
+}
+
+static void header_features(struct perf_file *pf, int argc, char **argv)
+{
+	struct utsname u;
+	if (!uname(&u)) {
+		perf_file__feat_string(pf, PF_FEAT_HOSTNAME, u.nodename);
+		perf_file__feat_string(pf, PF_FEAT_OSRELEASE, u.release);
+		perf_file__feat_string(pf, PF_FEAT_ARCH, u.machine);
+	}
+	char v[64];
+	snprintf(v, sizeof(v), "hpm %s", hpm_version());
+	perf_file__feat_string(pf, PF_FEAT_VERSION, v);
+	perf_file__feat_u32(pf, PF_FEAT_NRCPUS, (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
+	perf_file__feat_u32(pf, PF_FEAT_NRCPUS, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+	char desc[256] = "unknown", line[512];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':');
+		if (c && (!strncmp(line, "model name", 10) || !strncmp(line, "uarch", 5) ||
+			  !strncmp(line, "CPU part", 8))) {
+			snprintf(desc, sizeof(desc), "%s", c + 2);
+			desc[strcspn(desc, "\n")] = 0;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	perf_file__feat_string(pf, PF_FEAT_CPUDESC, desc);
+	perf_file__feat_u32(pf, PF_FEAT_CMDLINE, (uint32_t)argc + 1);
+	perf_file__feat_string(pf, PF_FEAT_CMDLINE, "hpm");
+	for (int i = 0; i < argc; i++)
+		perf_file__feat_string(pf, PF_FEAT_CMDLINE, argv[i]);
+}
+
+static int parse_num(const char *s, const char *what, unsigned long long lo, unsigned long long hi,
+		     unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || !*s || *s == '-' || v < lo || v > hi) {
+		fprintf(stderr, "hpm record: %s must be a number from %llu to %llu, got '%s'\n", what,
+			lo, hi, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{ "event", required_argument, 0, 'e' },   { "count", required_argument, 0, 'c' },
+		{ "freq", required_argument, 0, 'F' },    { "call-graph", required_argument, 0, 'G' },
+		{ "output", required_argument, 0, 'o' },  { "pid", required_argument, 0, 'p' },
+		{ "all-cpus", no_argument, 0, 'a' },      { "cpu", required_argument, 0, 'C' },
+		{ "no-inherit", no_argument, 0, 'i' },    { "mmap-pages", required_argument, 0, 'm' },
+		{ "quiet", no_argument, 0, 'q' },         { "no-kallsyms", no_argument, 0, 'K' },
+		{ "kallsyms", required_argument, 0, 'k' },
+		{ "help", no_argument, 0, 'h' },          { 0, 0, 0, 0 }
+	};
+	unsigned long long v;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:c:F:go:p:aC:im:qh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (o->nevents == 16) {
+				fprintf(stderr, "hpm record: too many -e options (at most 16)\n");
+				return 2;
+			}
+			o->events[o->nevents++] = optarg;
+			break;
+		case 'c':
+			if (parse_num(optarg, "-c", 1, 1ULL << 62, &v))
+				return 2;
+			o->period = v;
+			break;
+		case 'F':
+			if (parse_num(optarg, "-F", 1, 1000000, &v))
+				return 2;
+			o->freq = v;
+			break;
+		case 'g': o->callchain = true; break;
+		case 'G':
+			if (!strcmp(optarg, "fp"))
+				o->callchain = true;
+			else if (strcmp(optarg, "none")) {
+				fprintf(stderr, "hpm record: --call-graph %s is not supported: hpm records "
+						"frame-pointer stacks (fp); build the program with "
+						"-fno-omit-frame-pointer\n", optarg);
+				return 2;
+			}
+			break;
+		case 'o': o->output = optarg; break;
+		case 'p':
+			if (parse_num(optarg, "-p", 1, 1ULL << 30, &v))
+				return 2;
+			o->pid = (pid_t)v;
+			break;
+		case 'a': o->all_cpus = true; break;
+		case 'C':
+			if (parse_num(optarg, "-C", 0, 1 << 20, &v))
+				return 2;
+			o->cpu = (int)v;
+			break;
+		case 'i': o->no_inherit = true; break;
+		case 'm':
+			if (parse_num(optarg, "-m", 1, 1 << 20, &v))
+				return 2;
+			if (v & (v - 1)) {
+				fprintf(stderr, "hpm record: -m must be a power of 2, got %llu\n", v);
+				return 2;
+			}
+			o->pages = (int)v;
+			break;
+		case 'q': o->quiet = true; break;
+		case 'K': o->no_kallsyms = true; break;
+		case 'k':
+			if (!strcmp(optarg, "all"))
+				o->all_kallsyms = true;
+			else if (!strcmp(optarg, "none"))
+				o->no_kallsyms = true;
+			else if (strcmp(optarg, "used")) {
+				fprintf(stderr, "hpm record: --kallsyms takes used, all or none, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'h': fputs(record_help, stdout); return 0;
+		default: fputs(record_help, stderr); return 2;
+		}
+	}
+	if (o->period && o->freq) {
+		fprintf(stderr, "hpm record: give either -c (period) or -F (frequency), not both\n");
+		return 2;
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (!o->cmd && !o->pid && !o->all_cpus && o->cpu < 0) {
+		fprintf(stderr, "hpm record: nothing to record: give a command after '--', -p PID, -a "
+				"or -C CPU (hpm record --help)\n");
+		return 2;
+	}
+	if (o->pid && (o->all_cpus || o->cpu >= 0 || o->cmd)) {
+		fprintf(stderr, "hpm record: -p cannot be combined with -a, -C or a command\n");
+		return 2;
+	}
+	return -1;
+}
+
+/* The kernel refuses to mmap an inherited per-task event (children would all
+ * write into one buffer), so a followed task is recorded per CPU, like perf. */
+static int per_cpu(pid_t pid, struct target *t)
+{
+	int nt = 0;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	for (int c = 0; c < n && nt < MAX_TARGETS; c++)
+		t[nt++] = (struct target){ .pid = pid, .cpu = c };
+	return nt;
+}
+
+static int make_targets(struct opts *o, pid_t child, bool inherit, struct target *t)
+{
+	int nt = 0;
+	if (o->all_cpus) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		for (int c = 0; c < n && nt < MAX_TARGETS; c++)
+			t[nt++] = (struct target){ .pid = -1, .cpu = c };
+	} else if (o->cpu >= 0) {
+		t[nt++] = (struct target){ .pid = -1, .cpu = o->cpu };
+	} else if (o->pid) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)o->pid);
+		DIR *d = opendir(path);
+		if (!d) {
+			fprintf(stderr, "hpm record: no process %d (%s)\n", (int)o->pid, strerror(errno));
+			return -1;
+		}
+		struct dirent *de;
+		while ((de = readdir(d)) && nt < MAX_TARGETS)
+			if (atoi(de->d_name) > 0)
+				t[nt++] = (struct target){ .pid = atoi(de->d_name), .cpu = -1 };
+		closedir(d);
+	} else if (inherit) {
+		nt = per_cpu(child, t);
+	} else {
+		t[nt++] = (struct target){ .pid = child, .cpu = -1 };
+	}
+	return nt;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	fprintf(stderr, "hpm record: not built yet\n");
-	return 2;
+	struct opts o = { .cpu = -1, .pages = 64, .freq = 0, .output = "perf.data" };
+	int rc = parse_opts(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (!o.period && !o.freq)
+		o.freq = 4000;
+
+	struct hpm_ctx *ctx;
+	if (hpm_ctx__new(&ctx))
+		return 1;
+	static struct rec_ev ev[MAX_EV];
+	int nev = 0;
+	for (int i = 0; i < o.nevents; i++)
+		if (parse_events(ctx, o.events[i], ev, &nev)) {
+			hpm_ctx__delete(ctx);
+			return 2;
+		}
+	if (!nev) {
+		const char *def = hpm_ctx__probe(ctx, "cycles") == 0 ? "cycles" : "cpu-clock";
+		parse_events(ctx, def, ev, &nev);
+		if (!o.quiet && strcmp(def, "cycles"))
+			fprintf(stderr, "hpm record: no hardware cycle counter here; sampling cpu-clock\n");
+	}
+	bool grouped = false;
+	for (int i = 0; i < nev; i++)
+		grouped |= ev[i].group == i && group_size(ev, nev, i) > 1;
+
+	static struct target t[MAX_TARGETS];
+	static struct perf_file pf;
+	int go = -1, errfd = -1;
+	pid_t child = 0;
+	if (o.cmd) {
+		child = spawn(o.cmd, &go, &errfd);
+		if (child < 0) {
+			fprintf(stderr, "hpm record: cannot start '%s': %s\n", o.cmd[0], strerror(errno));
+			hpm_ctx__delete(ctx);
+			return 1;
+		}
+	}
+	bool inherit = !o.no_inherit && !o.all_cpus && o.cpu < 0 && !o.pid;
+	int nt = make_targets(&o, child, inherit, t);
+	size_t pagesz = (size_t)sysconf(_SC_PAGESIZE), datasz = (size_t)o.pages * pagesz;
+	size_t mapsz = datasz + pagesz;
+	int r = nt < 0 ? -1 : 1;
+	setup_attrs(&o, ev, nev, grouped, inherit);
+	for (int tries = 0; r == 1 && tries < 4; tries++)
+		r = open_all(ctx, &o, ev, nev, t, nt, mapsz, &inherit, grouped);
+	if (r) {
+		if (child > 0) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+		hpm_ctx__delete(ctx);
+		return 1;
+	}
+	r = perf_file__open(&pf, o.output);
+	if (r) {
+		fprintf(stderr, "hpm record: cannot write '%s': %s\n", o.output, strerror(-r));
+		goto fail;
+	}
+	for (int j = 0; j < nev; j++) {
+		int idx = perf_file__add_attr(&pf, &ev[j].attr, ev[j].name);
+		for (int i = 0; i < nt; i++) {
+			uint64_t id;
+			if (!ioctl(t[i].fds[j], PERF_EVENT_IOC_ID, &id))
+				perf_file__add_id(&pf, idx, id);
+		}
+		if (ev[j].group == j && group_size(ev, nev, j) > 1) {
+			char gname[128];
+			snprintf(gname, sizeof(gname), "{%s,...}", ev[j].name);
+			perf_file__add_group(&pf, j, group_size(ev, nev, j), gname);
+		}
+	}
+	r = perf_file__begin_data(&pf);
+	header_features(&pf, argc, argv);
+	int nsyms = 0, nsynth = 0;
+	bool kernel_wanted = false;
+	for (int j = 0; j < nev; j++)
+		kernel_wanted |= !ev[j].attr.exclude_kernel;
+	if (!r && !o.no_kallsyms) {
+		int k = rec_kernel_begin(&pf, &nsyms);
+		if (k == -EACCES || k == -ENOENT) {
+			if (kernel_wanted && !o.quiet)
+				fprintf(stderr, "hpm record: kernel symbol addresses are hidden "
+						"(kernel.kptr_restrict); kernel frames will stay addresses. "
+						"Record as root to include them\n");
+		} else
+			r = k;
+	}
+	if (!r && o.cmd)
+		r = rec_comm(&pf, child, child, strrchr(o.cmd[0], '/') ? strrchr(o.cmd[0], '/') + 1 : o.cmd[0]);
+	if (!r && o.pid)
+		r = rec_synth_task(&pf, o.pid, &nsynth);
+	if (!r && (o.all_cpus || o.cpu >= 0))
+		r = rec_synth_all(&pf, &nsynth);
+	if (r) {
+		fprintf(stderr, "hpm record: cannot write '%s': %s\n", o.output, strerror(-r));
+		goto fail;
+	}
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!o.cmd)
+		for (int i = 0; i < nt; i++)
+			for (int j = 0; j < nev; j++)
+				if (ev[j].group == j)
+					ioctl(t[i].fds[j], PERF_EVENT_IOC_ENABLE, 0);
+	int status = 0, exec_err = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (o.cmd) {
+		exec_err = spawn_release(child, go, errfd);
+		go = errfd = -1;
+		if (exec_err) {
+			waitpid(child, &status, 0);
+			fprintf(stderr, "hpm record: cannot run '%s': %s\n", o.cmd[0],
+				exec_err > 0 ? strerror(exec_err) : "lost the child process");
+			perf_file__abort(&pf);
+			close_targets(t, nt, nev, mapsz);
+			hpm_ctx__delete(ctx);
+			return 127;
+		}
+	}
+	struct counts cnt = { .grouped = grouped, .callchain = o.callchain };
+	struct pollfd pfd[MAX_TARGETS];
+	for (int i = 0; i < nt; i++)
+		pfd[i] = (struct pollfd){ .fd = t[i].fds[0], .events = POLLIN };
+	bool child_done = false;
+	while (!r) {
+		r = drain_all(t, nt, datasz, &pf, &cnt);
+		if (r || child_done || interrupted)
+			break;
+		if (o.cmd && waitpid(child, &status, WNOHANG) == child)
+			child_done = true; /* one more pass for the last records */
+		else
+			poll(pfd, (nfds_t)nt, 100);
+	}
+	if (o.cmd && !child_done) {
+		/* interrupted: the command got the signal too (same terminal) */
+		waitpid(child, &status, 0);
+	}
+	for (int i = 0; i < nt; i++)
+		for (int j = 0; j < nev; j++)
+			if (ev[j].group == j)
+				ioctl(t[i].fds[j], PERF_EVENT_IOC_DISABLE, 0);
+	if (!r)
+		r = drain_all(t, nt, datasz, &pf, &cnt);
+	if (!r)
+		r = write_final_counts(t, nt, ev, nev, grouped, &pf);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	close_targets(t, nt, nev, mapsz);
+	if (nsyms)
+		nsyms = rec_kernel_end(&pf, o.all_kallsyms);
+	if (!r)
+		r = perf_file__commit(&pf);
+	if (r) {
+		fprintf(stderr, "hpm record: cannot write '%s': %s; nothing was written\n", o.output,
+			strerror(-r));
+		perf_file__abort(&pf);
+		hpm_ctx__delete(ctx);
+		return 1;
+	}
+	if (!o.quiet) {
+		struct stat st;
+		double mb = stat(o.output, &st) ? 0 : (double)st.st_size / 1e6;
+		fprintf(stderr, "hpm record: %llu samples in %.3f MB written to %s (%.2f s", 
+			(unsigned long long)cnt.samples, mb, o.output,
+			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+		if (nsyms)
+			fprintf(stderr, ", %d kernel symbols", nsyms);
+		fprintf(stderr, ")\n");
+		if (cnt.lost || cnt.lost_samples)
+			fprintf(stderr, "hpm record: warning: %llu samples lost (ring buffer full or "
+					"kernel throttling); use a larger -m, a longer -c or a lower -F\n",
+				(unsigned long long)(cnt.lost + cnt.lost_samples));
+	}
+	hpm_ctx__delete(ctx);
+	if (o.cmd)
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return 0;
+
+fail:
+	perf_file__abort(&pf);
+	close_targets(t, nt, nev, mapsz);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	hpm_ctx__delete(ctx);
+	return 1;
 }

@@ -126,49 +126,16 @@ static int build_set(struct hpm_ctx *ctx, struct opts *o, pid_t pid, int cpu, un
 	return 0;
 }
 
-/* fork the command stopped before exec; returns pid, go-fd and err-fd. */
-static pid_t spawn(char **cmd, int *go_fd, int *err_fd)
-{
-	int go[2], err[2];
-	if (pipe(go) || pipe2(err, O_CLOEXEC))
-		return -1;
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c;
-		close(go[1]);
-		close(err[0]);
-		/* wait until the counters are attached */
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		close(go[0]);
-		execvp(cmd[0], cmd);
-		int e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err[1]);
-	*go_fd = go[1];
-	*err_fd = err[0];
-	return pid;
-}
-
 /* Let the stopped child exec and wait for it; -127 when the exec failed. */
 static int release_and_wait(struct opts *o, pid_t child, int go, int errfd, int *status)
 {
-	if (write(go, "x", 1) != 1) {
+	int e = spawn_release(child, go, errfd);
+	if (e < 0) {
 		fprintf(stderr, "hpm stat: lost the child process\n");
 		return -1;
 	}
-	close(go);
-	int e = 0;
-	ssize_t got = read(errfd, &e, sizeof(e));
-	close(errfd);
 	waitpid(child, status, 0);
-	if (got == (ssize_t)sizeof(e)) {
+	if (e) {
 		fprintf(stderr, "hpm stat: cannot run '%s': %s\n", o->cmd[0], strerror(e));
 		return -127;
 	}

@@ -137,3 +137,11 @@ HPM_API int hpm_ctx__probe(struct hpm_ctx *ctx, const char *name)
 	close(fd);
 	return 0;
 }
+
+HPM_API int hpm_ctx__explain_open(struct hpm_ctx *ctx, int err, const char *name,
+				  const struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	if (err >= 0)
+		return err;
+	return explain_open_error(ctx, err, name, attr, pid, cpu);
+}

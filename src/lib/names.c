@@ -413,6 +413,20 @@ HPM_API int hpm_ctx__resolve(struct hpm_ctx *ctx, const char *name, struct hpm_e
 	return 0;
 }
 
+HPM_API int hpm_ctx__event_attr(struct hpm_ctx *ctx, const char *name, struct perf_event_attr *attr,
+				char *canon, size_t len)
+{
+	struct resolved r;
+	int ret = names_resolve(ctx, name, &r);
+	if (ret < 0)
+		return ret;
+	*attr = r.attr;
+	attr->size = sizeof(*attr);
+	if (canon && len)
+		copy_str(canon, len, r.canon);
+	return 0;
+}
+
 struct each_ctx {
 	struct hpm_ctx *ctx;
 	hpm_event_cb cb;

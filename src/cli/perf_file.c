@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/* perf.data writer. Layout (what Linux perf reads, tools/perf/util/header.c):
+ *   file header (104 bytes) | ids of each attr | attrs (attr + ids section) |
+ *   data section (records) | feature section table | feature sections
+ * The feature table must start right after the data section: perf finds it
+ * at data.offset + data.size. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "perf_file.h"
+
+#define NAME_ALIGN 64
+
+struct file_section {
+	uint64_t offset, size;
+};
+
+struct file_header {
+	char magic[8];
+	uint64_t size, attr_size;
+	struct file_section attrs, data, event_types;
+	uint64_t features[PF_FEAT_BITS / 64];
+};
+
+static int buf_add(struct pf_buf *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		while (cap < b->len + n)
+			cap *= 2;
+		char *q = realloc(b->p, cap);
+		if (!q)
+			return -ENOMEM;
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+/* perf's string: u32 length (NUL included, rounded up to 64) + padded bytes */
+static void buf_string(struct pf_buf *b, const char *s)
+{
+	static const char zeros[NAME_ALIGN];
+	uint32_t n = (uint32_t)strlen(s) + 1, len = (n + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+	buf_add(b, &len, 4);
+	buf_add(b, s, n - 1);
+	buf_add(b, zeros, len - (n - 1));
+}
+
+int perf_file__open(struct perf_file *pf, const char *path)
+{
+	memset(pf, 0, sizeof(*pf));
+	snprintf(pf->path, sizeof(pf->path), "%s", path);
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0;
+	snprintf(pf->tmp, sizeof(pf->tmp), "%.*s.%s.tmp%d", dirlen, path, path + dirlen, (int)getpid());
+	pf->f = fopen(pf->tmp, "w+b");
+	if (!pf->f)
+		return -errno;
+	setvbuf(pf->f, NULL, _IOFBF, 1 << 20);
+	struct file_header h = { 0 };
+	return fwrite(&h, sizeof(h), 1, pf->f) == 1 ? 0 : -EIO;
+}
+
+int perf_file__add_attr(struct perf_file *pf, const struct perf_event_attr *attr, const char *name)
+{
+	if (pf->nattrs == PF_MAX_ATTRS)
+		return -E2BIG;
+	struct pf_attr *a = &pf->attrs[pf->nattrs];
+	a->attr = *attr;
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	return pf->nattrs++;
+}
+
+int perf_file__add_id(struct perf_file *pf, int idx, uint64_t id)
+{
+	struct pf_attr *a = &pf->attrs[idx];
+	if (a->nids == a->cap) {
+		int cap = a->cap ? a->cap * 2 : 8;
+		uint64_t *p = realloc(a->ids, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		a->ids = p;
+		a->cap = cap;
+	}
+	a->ids[a->nids++] = id;
+	return 0;
+}
+
+void perf_file__add_group(struct perf_file *pf, int leader, int n, const char *name)
+{
+	if (pf->ngroups == PF_MAX_ATTRS)
+		return;
+	pf->groups[pf->ngroups].leader = leader;
+	pf->groups[pf->ngroups].n = n;
+	snprintf(pf->groups[pf->ngroups].name, sizeof(pf->groups[0].name), "%s", name);
+	pf->ngroups++;
+}
+
+int perf_file__begin_data(struct perf_file *pf)
+{
+	uint64_t off = sizeof(struct file_header);
+	struct file_section ids[PF_MAX_ATTRS];
+	for (int i = 0; i < pf->nattrs; i++) {
+		struct pf_attr *a = &pf->attrs[i];
+		ids[i].offset = off;
+		ids[i].size = a->nids * sizeof(uint64_t);
+		if (a->nids && fwrite(a->ids, sizeof(uint64_t), a->nids, pf->f) != (size_t)a->nids)
+			return -EIO;
+		off += ids[i].size;
+	}
+	for (int i = 0; i < pf->nattrs; i++) {
+		if (fwrite(&pf->attrs[i].attr, sizeof(struct perf_event_attr), 1, pf->f) != 1 ||
+		    fwrite(&ids[i], sizeof(ids[i]), 1, pf->f) != 1)
+			return -EIO;
+	}
+	pf->data_offset = off + pf->nattrs * (sizeof(struct perf_event_attr) + sizeof(ids[0]));
+	return 0;
+}
+
+int perf_file__write(struct perf_file *pf, const void *rec, size_t len)
+{
+	if (len && fwrite(rec, len, 1, pf->f) != 1)
+		return -errno ? -errno : -EIO;
+	pf->data_size += len;
+	return 0;
+}
+
+void perf_file__feat_string(struct perf_file *pf, int bit, const char *s)
+{
+	buf_string(&pf->feat[bit], s);
+}
+
+void perf_file__feat_raw(struct perf_file *pf, int bit, const void *p, size_t len)
+{
+	buf_add(&pf->feat[bit], p, len);
+}
+
+void perf_file__feat_u32(struct perf_file *pf, int bit, uint32_t v)
+{
+	buf_add(&pf->feat[bit], &v, 4);
+}
+
+static void add_desc_sections(struct perf_file *pf)
+{
+	struct pf_buf *b = &pf->feat[PF_FEAT_EVENT_DESC];
+	uint32_t n = pf->nattrs, sz = sizeof(struct perf_event_attr);
+	buf_add(b, &n, 4);
+	buf_add(b, &sz, 4);
+	for (int i = 0; i < pf->nattrs; i++) {
+		struct pf_attr *a = &pf->attrs[i];
+		uint32_t nids = a->nids;
+		buf_add(b, &a->attr, sz);
+		buf_add(b, &nids, 4);
+		buf_string(b, a->name);
+		buf_add(b, a->ids, nids * sizeof(uint64_t));
+	}
+	if (!pf->ngroups)
+		return;
+	b = &pf->feat[PF_FEAT_GROUP_DESC];
+	uint32_t ng = pf->ngroups;
+	buf_add(b, &ng, 4);
+	for (int i = 0; i < pf->ngroups; i++) {
+		uint32_t leader = pf->groups[i].leader, nr = pf->groups[i].n;
+		buf_string(b, pf->groups[i].name);
+		buf_add(b, &leader, 4);
+		buf_add(b, &nr, 4);
+	}
+}
+
+int perf_file__commit(struct perf_file *pf)
+{
+	struct file_header h = { .magic = "PERFILE2" };
+	h.size = sizeof(h);
+	h.attr_size = sizeof(struct perf_event_attr) + sizeof(struct file_section);
+	h.attrs.offset = pf->data_offset - pf->nattrs * h.attr_size;
+	h.attrs.size = pf->nattrs * h.attr_size;
+	h.data.offset = pf->data_offset;
+	h.data.size = pf->data_size;
+	add_desc_sections(pf);
+	int nfeat = 0;
+	for (int bit = 0; bit < PF_FEAT_BITS; bit++)
+		if (pf->feat[bit].len) {
+			h.features[bit / 64] |= 1ULL << (bit % 64);
+			nfeat++;
+		}
+	/* section table, then the sections in bit order */
+	uint64_t off = pf->data_offset + pf->data_size + nfeat * sizeof(struct file_section);
+	int err = 0;
+	for (int bit = 0; bit < PF_FEAT_BITS && !err; bit++) {
+		if (!pf->feat[bit].len)
+			continue;
+		struct file_section s = { off, pf->feat[bit].len };
+		err = fwrite(&s, sizeof(s), 1, pf->f) != 1;
+		off += s.size;
+	}
+	for (int bit = 0; bit < PF_FEAT_BITS && !err; bit++)
+		if (pf->feat[bit].len)
+			err = fwrite(pf->feat[bit].p, pf->feat[bit].len, 1, pf->f) != 1;
+	if (!err)
+		err = fseek(pf->f, 0, SEEK_SET) || fwrite(&h, sizeof(h), 1, pf->f) != 1;
+	if (!err)
+		err = fflush(pf->f) || fsync(fileno(pf->f));
+	int e = errno ? errno : EIO;
+	if (fclose(pf->f))
+		err = 1;
+	pf->f = NULL;
+	if (!err && rename(pf->tmp, pf->path))
+		err = 1, e = errno;
+	if (err) {
+		unlink(pf->tmp);
+		perf_file__abort(pf);
+		return -e;
+	}
+	perf_file__abort(pf); /* frees buffers; the file is already in place */
+	return 0;
+}
+
+void perf_file__abort(struct perf_file *pf)
+{
+	if (pf->f) {
+		fclose(pf->f);
+		pf->f = NULL;
+		unlink(pf->tmp);
+	}
+	for (int i = 0; i < PF_FEAT_BITS; i++) {
+		free(pf->feat[i].p);
+		pf->feat[i] = (struct pf_buf){ 0 };
+	}
+	for (int i = 0; i < pf->nattrs; i++) {
+		free(pf->attrs[i].ids);
+		pf->attrs[i].ids = NULL;
+		pf->attrs[i].nids = pf->attrs[i].cap = 0;
+	}
+}

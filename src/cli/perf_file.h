@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* Writer of perf.data files (the "PERFILE2" file format of Linux perf), as far
+ * as hpm record needs it: attrs with their ids, a data section of records, and
+ * header feature sections. The file appears under its name only when complete. */
+#ifndef HPM_PERF_FILE_H
+#define HPM_PERF_FILE_H
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* header feature bits (tools/perf/util/header.h) that hpm writes */
+enum {
+	PF_FEAT_HOSTNAME = 3,
+	PF_FEAT_OSRELEASE = 4,
+	PF_FEAT_VERSION = 5,
+	PF_FEAT_ARCH = 6,
+	PF_FEAT_NRCPUS = 7,
+	PF_FEAT_CPUDESC = 8,
+	PF_FEAT_CMDLINE = 11,
+	PF_FEAT_EVENT_DESC = 12,
+	PF_FEAT_GROUP_DESC = 17,
+	/* hpmkit's own section: the text of the recording machine's /proc/kallsyms.
+	 * perf processes feature bits below its HEADER_LAST_FEATURE (32 in 6.1)
+	 * only, so it skips this one; docs/formats/profile.md documents it. */
+	PF_FEAT_HPM_KALLSYMS = 250,
+	PF_FEAT_BITS = 256,
+};
+
+#define PF_MAX_ATTRS 64
+
+struct pf_attr {
+	struct perf_event_attr attr;
+	char name[128];
+	uint64_t *ids;
+	int nids, cap;
+};
+
+struct pf_buf {
+	char *p;
+	size_t len, cap;
+};
+
+struct perf_file {
+	FILE *f;
+	char path[4096], tmp[4200];
+	struct pf_attr attrs[PF_MAX_ATTRS];
+	int nattrs;
+	uint64_t data_offset, data_size;
+	struct pf_buf feat[PF_FEAT_BITS]; /* feature sections, in bit order */
+	int ngroups;
+	struct { int leader, n; char name[128]; } groups[PF_MAX_ATTRS];
+};
+
+int perf_file__open(struct perf_file *pf, const char *path);
+/* Attrs and their ids must be complete before the first record. */
+int perf_file__add_attr(struct perf_file *pf, const struct perf_event_attr *attr, const char *name);
+int perf_file__add_id(struct perf_file *pf, int attr_idx, uint64_t id);
+void perf_file__add_group(struct perf_file *pf, int leader_idx, int n, const char *name);
+/* Write the attr section and start the data section. */
+int perf_file__begin_data(struct perf_file *pf);
+int perf_file__write(struct perf_file *pf, const void *rec, size_t len);
+/* Feature sections (copied); strings in perf's length-prefixed form. */
+void perf_file__feat_string(struct perf_file *pf, int bit, const char *s);
+void perf_file__feat_raw(struct perf_file *pf, int bit, const void *p, size_t len);
+void perf_file__feat_u32(struct perf_file *pf, int bit, uint32_t v);
+/* Adds EVENT_DESC and GROUP_DESC, the feature table and the header; renames. */
+int perf_file__commit(struct perf_file *pf);
+void perf_file__abort(struct perf_file *pf);
+
+#endif

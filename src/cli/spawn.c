@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Start a command stopped just before exec, so counters can be attached to its
+ * pid first (hpm stat, hpm record). */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include "cli.h"
+
+pid_t spawn(char **cmd, int *go_fd, int *err_fd)
+{
+	int go[2], err[2];
+	if (pipe(go))
+		return -1;
+	if (pipe2(err, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c;
+		close(go[1]);
+		close(err[0]);
+		/* wait until the counters are attached */
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		close(go[0]);
+		execvp(cmd[0], cmd);
+		int e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	*go_fd = go[1];
+	*err_fd = err[0];
+	return pid;
+}
+
+int spawn_release(pid_t child, int go, int errfd)
+{
+	(void)child;
+	if (write(go, "x", 1) != 1)
+		return -1;
+	close(go);
+	int e = 0;
+	/* the error pipe closes on a successful exec (O_CLOEXEC) */
+	ssize_t got = read(errfd, &e, sizeof(e));
+	close(errfd);
+	return got == (ssize_t)sizeof(e) ? e : 0;
+}
