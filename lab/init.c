@@ -151,6 +151,11 @@ int main(void)
 	setenv("PATH", "/bin", 1);
 	setenv("HOME", "/out", 1);
 	apply_sysctls();
+	/* /lab/env: NAME=VALUE lines for the command's environment */
+	size_t en;
+	char *env = slurp("/lab/env", &en);
+	for (char *save, *l = env ? strtok_r(env, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
+		putenv(l);
 
 	size_t n;
 	char *argbuf = slurp("/lab/argv", &n);

@@ -204,7 +204,9 @@ static void setup_attrs(struct opts *o, struct rec_ev *ev, int nev, bool grouped
 				a->sample_freq = o->freq;
 			}
 			a->disabled = 1;
-			a->enable_on_exec = o->cmd != NULL;
+			/* only task events can wait for the exec; CPU-wide ones are
+			 * enabled just before the command is released */
+			a->enable_on_exec = o->cmd != NULL && !o->all_cpus && o->cpu < 0;
 		}
 		/* the first event tracks tasks and maps (one is enough) */
 		a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = i == 0;
@@ -711,7 +713,7 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (!o.cmd)
+	if (!ev[0].attr.enable_on_exec)
 		for (int i = 0; i < nt; i++)
 			for (int j = 0; j < nev; j++)
 				if (ev[j].group == j)

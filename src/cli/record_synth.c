@@ -149,6 +149,7 @@ int rec_synth_all(struct perf_file *pf, int *nrec)
 struct ksym {
 	uint64_t addr;
 	uint32_t off, len; /* line in the text buffer */
+	bool keep;         /* perf needs its reference symbol (_text/_stext) */
 };
 
 static struct {
@@ -194,7 +195,7 @@ static int ks_add(uint64_t addr, const char *line, size_t len)
 		ks.tcap = cap;
 	}
 	memcpy(ks.text + ks.tlen, line, len);
-	ks.s[ks.n++] = (struct ksym){ addr, (uint32_t)ks.tlen, (uint32_t)len };
+	ks.s[ks.n++] = (struct ksym){ addr, (uint32_t)ks.tlen, (uint32_t)len, false };
 	ks.tlen += len;
 	return 0;
 }
@@ -228,7 +229,7 @@ int rec_kernel_begin(struct perf_file *pf, int *nsyms)
 	if (!f)
 		return -errno;
 	char line[512];
-	uint64_t text = 0, etext = 0, maxaddr = 0, nonzero = 0;
+	uint64_t text = 0, stext = 0, etext = 0, maxaddr = 0, nonzero = 0;
 	*nsyms = 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long addr;
@@ -239,6 +240,8 @@ int rec_kernel_begin(struct perf_file *pf, int *nsyms)
 			nonzero++;
 		if (!strcmp(name, "_text"))
 			text = addr;
+		else if (!strcmp(name, "_stext"))
+			stext = addr;
 		else if (!strcmp(name, "_etext"))
 			etext = addr;
 		/* functions only: that is what call stacks need */
@@ -250,13 +253,22 @@ int rec_kernel_begin(struct perf_file *pf, int *nsyms)
 			fclose(f);
 			return -ENOMEM;
 		}
+		ks.s[ks.n - 1].keep = !strcmp(name, "_text") || !strcmp(name, "_stext") ||
+				      !strcmp(name, "_etext");
 	}
 	fclose(f);
-	if (!nonzero || !text) {
+	if (!nonzero || !ks.n) {
 		ks.n = 0;
 		return -EACCES;
 	}
 	qsort(ks.s, ks.n, sizeof(*ks.s), cmp_ksym);
+	/* the kernel map starts at _text (perf's reference symbol); some kernels
+	 * (Debian arm64 6.1) do not list it */
+	const char *ref = "_text";
+	if (!text) {
+		ref = stext ? "_stext" : "_text";
+		text = stext ? stext : ks.s[0].addr;
+	}
 	ks.lo = ks.s[0].addr;
 	ks.hi = ~0ULL;
 	*nsyms = (int)ks.n;
@@ -267,7 +279,8 @@ int rec_kernel_begin(struct perf_file *pf, int *nsyms)
 		uint64_t start, len, pgoff;
 		char name[32];
 	} m = { .pid = (uint32_t)-1, .tid = 0, .start = text, .len = etext - text, .pgoff = text };
-	snprintf(m.name, sizeof(m.name), "[kernel.kallsyms]_text");
+	/* perf relocates kallsyms by the symbol named after "[kernel.kallsyms]" */
+	snprintf(m.name, sizeof(m.name), "[kernel.kallsyms]%s", ref);
 	size_t len = offsetof(__typeof__(m), name) + strlen(m.name) + 1;
 	return rec_emit(pf, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, &m, len, (uint32_t)-1, 0, 0);
 }
@@ -284,7 +297,7 @@ int rec_kernel_end(struct perf_file *pf, bool all)
 	long last = -1;
 	for (size_t i = 0; i < ks.n; i++) {
 		uint64_t end = i + 1 < ks.n ? ks.s[i + 1].addr : ~0ULL;
-		bool keep = all;
+		bool keep = all || ks.s[i].keep;
 		while (u < ks.nused && ks.used[u] < ks.s[i].addr)
 			u++;
 		if (u < ks.nused && ks.used[u] < end)

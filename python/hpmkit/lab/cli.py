@@ -37,6 +37,8 @@ def add_parser(sub, raw_formatter) -> None:
                    help="write VALUE to PATH in the guest before the command (the guest's own "
                    "settings, e.g. /proc/sys/kernel/perf_user_access=1)")
     r.add_argument("--console-log", metavar="FILE", help="keep the raw console output")
+    r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="set an environment variable for the command")
     r.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     r.set_defaults(run=_run)
     p = ls.add_parser("prepare", help="prepare (build or download) the kernels")
@@ -64,13 +66,20 @@ def _run(args) -> int:
         if not eq or not path.startswith("/proc/sys/"):
             raise LabError(f"--sysctl wants /proc/sys/PATH=VALUE, got '{s}'")
         sysctls[path] = val
+    env = {}
+    for s in args.env:
+        name, eq, val = s.partition("=")
+        if not eq or not name:
+            raise LabError(f"--env wants NAME=VALUE, got '{s}'")
+        env[name] = val
     rc = 0
     for arch in _arches(args.arch):
         if args.arch == "both":
             print(f"== {arch} ==", flush=True)
         log = Path(f"{args.console_log}.{arch}" if args.arch == "both" else args.console_log) \
             if args.console_log else None
-        res = guest.run(arch, argv, timeout=args.timeout, sysctls=sysctls, console_log=log)
+        res = guest.run(arch, argv, timeout=args.timeout, sysctls=sysctls, console_log=log,
+                        env=env)
         if res.exec_errno is not None:
             raise LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
                            f"(the guest's PATH is /bin: {', '.join(guest.bin_names(arch))})")

@@ -92,9 +92,12 @@ def guest_binaries(arch: str) -> dict[str, bytes]:
     return files
 
 
-def initramfs(arch: str, argv: list[str], sysctls: dict[str, str] | None = None) -> bytes:
+def initramfs(arch: str, argv: list[str], sysctls: dict[str, str] | None = None,
+              env: dict[str, str] | None = None) -> bytes:
     files = guest_binaries(arch)
     files["lab/argv"] = b"".join(a.encode() + b"\0" for a in argv)
+    if env:
+        files["lab/env"] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
     if sysctls:
         files["lab/sysctl"] = "".join(f"{k} {v}\n" for k, v in sysctls.items()).encode()
     dirs = {str(Path(n).parent) for n in files if "/" in n}
@@ -102,7 +105,7 @@ def initramfs(arch: str, argv: list[str], sysctls: dict[str, str] | None = None)
 
 
 def run(arch: str, argv: list[str], timeout: float = 300, sysctls: dict[str, str] | None = None,
-        console_log: Path | None = None) -> GuestResult:
+        console_log: Path | None = None, env: dict[str, str] | None = None) -> GuestResult:
     if arch not in MACHINES:
         raise LabError(f"unknown lab arch '{arch}' (choose {', '.join(ARCHES)} or both)")
     if not argv:
@@ -113,7 +116,7 @@ def run(arch: str, argv: list[str], timeout: float = 300, sysctls: dict[str, str
     k = kernel(arch)
     CACHE.mkdir(parents=True, exist_ok=True)
     rd = CACHE / f"initramfs-{arch}-{os.getpid()}.cpio"
-    rd.write_bytes(initramfs(arch, argv, sysctls))
+    rd.write_bytes(initramfs(arch, argv, sysctls, env))
     cmd = [m.qemu, *m.args, *COMMON, "-kernel", str(k), "-initrd", str(rd),
            "-append", f"{m.console} panic=-1 quiet loglevel=1 rdinit=/init"]
     t0 = time.monotonic()
