@@ -255,10 +255,17 @@ static int open_all(struct hpm_ctx *ctx, struct opts *o, struct rec_ev *ev, int 
 						if (!strchr(ev[k].name, ':'))
 							strncat(ev[k].name, ":u", sizeof(ev[k].name) - strlen(ev[k].name) - 1);
 					}
+				char par[16] = "?";
+				FILE *pf = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+				if (pf) {
+					if (fgets(par, sizeof(par), pf))
+						par[strcspn(par, "\n")] = 0;
+					fclose(pf);
+				}
 				fprintf(stderr, "hpm record: kernel sampling is not allowed to this user "
 						"(kernel.perf_event_paranoid=%s); recording user space only (:u). "
-						"Run as root or with CAP_PERFMON for kernel stacks\n",
-					getenv("HPM_PARANOID") ? getenv("HPM_PARANOID") : "2 or more");
+						"Run as root or with CAP_PERFMON for kernel stacks; hpm never "
+						"changes this setting\n", par);
 				return 1;
 			}
 			if (err == EINVAL && *inherit && grouped) {
