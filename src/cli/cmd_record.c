@@ -305,7 +305,7 @@ static int open_all(struct hpm_ctx *ctx, struct opts *o, struct rec_ev *ev, int 
 }
 
 struct counts {
-	uint64_t samples, lost, lost_samples, records, bytes;
+	uint64_t samples, user_samples, lost, lost_samples, records, bytes;
 	bool grouped, callchain;
 };
 
@@ -361,6 +361,7 @@ static int drain(struct target *t, size_t datasz, struct perf_file *pf, struct c
 		}
 		if (h.type == PERF_RECORD_SAMPLE) {
 			c->samples++;
+			c->user_samples += (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
 			note_kernel_addrs(c, (const uint64_t *)(p + sizeof(h)), (h.size - sizeof(h)) / 8);
 		}
 		else if (h.type == PERF_RECORD_LOST)
@@ -395,7 +396,7 @@ static int drain_all(struct target *t, int nt, size_t datasz, struct perf_file *
  * layout: value, time_enabled, time_running, id), so that totals are known
  * and per-sample deltas can be checked against them. */
 static int write_final_counts(struct target *t, int nt, struct rec_ev *ev, int nev, bool grouped,
-			      struct perf_file *pf)
+			      struct perf_file *pf, uint64_t *totals)
 {
 	for (int i = 0; i < nt; i++) {
 		for (int j = 0; j < nev; j++) {
@@ -409,6 +410,8 @@ static int write_final_counts(struct target *t, int nt, struct rec_ev *ev, int n
 			uint64_t ena = grouped ? buf[1] : buf[1], run = grouped ? buf[2] : buf[2];
 			for (int k = 0; k < n; k++) {
 				uint64_t val = grouped ? buf[3 + 2 * k] : buf[0];
+				if (j + k < nev)
+					totals[j + k] += val;
 				uint64_t id = grouped ? buf[4 + 2 * k] : buf[3];
 				struct {
 					uint32_t pid, tid;
@@ -742,6 +745,7 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	struct counts cnt = { .grouped = grouped, .callchain = o.callchain };
+	uint64_t totals[MAX_EV] = { 0 };
 	struct pollfd pfd[MAX_TARGETS];
 	for (int i = 0; i < nt; i++)
 		pfd[i] = (struct pollfd){ .fd = t[i].fds[0], .events = POLLIN };
@@ -766,7 +770,7 @@ int cmd_record(int argc, char **argv)
 	if (!r)
 		r = drain_all(t, nt, datasz, &pf, &cnt);
 	if (!r)
-		r = write_final_counts(t, nt, ev, nev, grouped, &pf);
+		r = write_final_counts(t, nt, ev, nev, grouped, &pf, totals);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	close_targets(t, nt, nev, mapsz);
 	if (nsyms)
@@ -789,6 +793,33 @@ int cmd_record(int argc, char **argv)
 		if (nsyms)
 			fprintf(stderr, ", %d kernel symbols", nsyms);
 		fprintf(stderr, ")\n");
+		bool hw_leader = false, user = false;
+		for (int j = 0; j < nev; j++)
+			if (ev[j].group == j) {
+				hw_leader |= ev[j].attr.type != PERF_TYPE_SOFTWARE;
+				user |= !ev[j].attr.exclude_user;
+			}
+		/* seen on QEMU riscv64 (SBI PMU): overflow samples of hardware
+		 * events taken in user mode never arrive */
+		if (hw_leader && user && o.cmd && cnt.samples >= 10 && !cnt.user_samples)
+			fprintf(stderr, "hpm record: warning: none of the %llu samples is from user "
+					"space although the command ran there: this PMU loses user-mode "
+					"samples of hardware events (QEMU riscv64 does); sample on a timer "
+					"and read the counters in a group instead: "
+					"-e '{cpu-clock,cycles,instructions}'\n",
+				(unsigned long long)cnt.samples);
+		/* a fixed period and the final count say how many overflows there
+		 * were; QEMU's emulated PMUs deliver only some of them */
+		uint64_t expect = 0;
+		for (int j = 0; j < nev; j++)
+			if (ev[j].group == j && !ev[j].attr.freq && ev[j].attr.sample_period)
+				expect += totals[j] / ev[j].attr.sample_period;
+		if (expect >= 10 && cnt.samples + cnt.lost + cnt.lost_samples < expect / 2)
+			fprintf(stderr, "hpm record: warning: the PMU delivered %llu samples where the "
+					"final counts imply %llu overflows: it loses overflow interrupts "
+					"(QEMU's emulated PMUs do); sample on a timer and read the counters "
+					"in a group: -e '{cpu-clock,cycles,instructions}'\n",
+				(unsigned long long)cnt.samples, (unsigned long long)expect);
 		if (cnt.lost || cnt.lost_samples)
 			fprintf(stderr, "hpm record: warning: %llu samples lost (ring buffer full or "
 					"kernel throttling); use a larger -m, a longer -c or a lower -F\n",
