@@ -41,6 +41,22 @@ def add_parser(sub, raw_formatter) -> None:
                    help="set an environment variable for the command")
     r.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     r.set_defaults(run=_run)
+    su = ls.add_parser("suite", help="record the ksuite workloads on both ISAs as profiles",
+                       description="Record every ksuite workload (or --workload ones) in its "
+                       "own boot with hpm record (cpu-clock sampling, cycles and instructions "
+                       "read in each sample, call stacks, whole CPU) and save the workload's "
+                       "samples as OUT/<arch>/<workload>.hpmprof. This is how "
+                       "examples/lab-suite, the data of 'hpmkit compare', is made.",
+                       epilog="examples:\n  hpmkit lab suite --arch both --out examples/lab-suite\n"
+                       "  hpmkit lab suite --arch riscv64 --workload pipe --out /tmp/s\n",
+                       formatter_class=raw_formatter)
+    su.add_argument("--arch", choices=[*guest.ARCHES, "both"], required=True)
+    su.add_argument("--out", required=True, help="folder for <arch>/<workload>.hpmprof")
+    su.add_argument("--workload", action="append", metavar="NAME",
+                    help="only this workload (repeatable; default: all of 'ksuite list')")
+    su.add_argument("--raw", metavar="DIR", help="keep the perf.data files here "
+                    "(default .cache/lab/suite-raw)")
+    su.set_defaults(run=_suite)
     p = ls.add_parser("prepare", help="prepare (build or download) the kernels")
     p.add_argument("--arch", choices=[*guest.ARCHES, "both"], required=True)
     p.set_defaults(run=_prepare)
@@ -48,6 +64,14 @@ def add_parser(sub, raw_formatter) -> None:
 
 def _arches(a: str) -> list[str]:
     return list(guest.ARCHES) if a == "both" else [a]
+
+
+def _suite(args) -> int:
+    from . import suite
+    paths = suite.record_suite(_arches(args.arch), Path(args.out), args.workload,
+                               Path(args.raw) if args.raw else None)
+    print(f"lab suite: {len(paths)} profile(s) in {args.out}/", file=sys.stderr)
+    return 0
 
 
 def _prepare(args) -> int:

@@ -7,6 +7,7 @@ memory, one CPU, no KASLR.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -74,19 +75,28 @@ def bin_names(arch: str) -> list[str]:
 
 def guest_binaries(arch: str) -> dict[str, bytes]:
     build = ROOT / "build" / arch
-    p = subprocess.run(["make", "-s", "-C", str(ROOT), f"cross-{arch}"], capture_output=True,
-                       text=True)
-    if p.returncode:
-        tail = " | ".join(p.stderr.strip().splitlines()[-3:])
-        raise LabError(f"building the {arch} guest binaries failed: {tail}")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    # one build-and-read at a time: a concurrent `make cross` relinking a binary while it is
+    # read would put a missing or half-written file into the guest
+    with open(CACHE / f".build-{arch}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        p = subprocess.run(["make", "-s", "-C", str(ROOT), f"cross-{arch}"], capture_output=True,
+                           text=True)
+        if p.returncode:
+            tail = " | ".join(p.stderr.strip().splitlines()[-3:])
+            raise LabError(f"building the {arch} guest binaries failed: {tail}")
+        return _read_binaries(build)
+
+
+def _read_binaries(build: Path) -> dict[str, bytes]:
     files = {"init": (build / "bin" / "hpmlab-init").read_bytes()}
     for f in sorted((build / "bin").iterdir()):
         if f.is_file() and f.name != "hpmlab-init":
             files[f"bin/{f.name}"] = f.read_bytes()
     for name, rel in GUEST_EXTRA.items():
         files[f"bin/{name}"] = (build / rel).read_bytes()
-    # data the unit tests read (hpm-unit looks in /tests/data)
-    for f in sorted((ROOT / "tests" / "data").rglob("*")):
+    # data the C unit tests read (hpm-unit looks in /tests/data/spotchecks)
+    for f in sorted((ROOT / "tests" / "data" / "spotchecks").rglob("*")):
         if f.is_file():
             files[str(f.relative_to(ROOT))] = f.read_bytes()
     return files

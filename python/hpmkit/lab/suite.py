@@ -1,0 +1,88 @@
+"""Record the ksuite workloads in the lab guests and keep them as profiles: the example data
+that `hpmkit compare` ships with (examples/lab-suite) and the way to refresh it.
+
+Every workload is recorded in its own boot, whole-CPU (the workloads fork), sampling on
+cpu-clock with cycles and instructions read in each sample: QEMU's emulated PMUs lose
+overflow interrupts of hardware events (docs/record.md), a timer does not. Under
+-icount shift=0 one guest instruction is one nanosecond, so PERIOD is also the number of
+instructions between samples and a recording is the same on every run.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from . import guest
+from .protocol import LabError
+
+EVENTS = "{cpu-clock,cycles,instructions}"
+PERIOD = 100000
+WORKLOAD_COMM = "ksuite"  # the workload and every process it starts run as ksuite
+
+
+def workloads() -> list[str]:
+    """Names in ksuite's table, asked from the native build (same table in every build)."""
+    exe = guest.ROOT / "build" / "bin" / "ksuite"
+    if not exe.exists():
+        raise LabError(f"{exe} is missing: run 'make'")
+    p = subprocess.run([str(exe), "list"], capture_output=True, text=True)
+    if p.returncode:
+        raise LabError(f"'ksuite list' failed: {p.stderr.strip()}")
+    return [l.split()[0] for l in p.stdout.splitlines()[1:] if l.strip()]
+
+
+def record(arch: str, workload: str, raw_dir: Path, period: int = PERIOD,
+           timeout: float = 600) -> Path:
+    """Boot, record one workload, return the perf.data copied back to raw_dir/arch/."""
+    name = f"{workload}.data"
+    argv = ["hpm", "record", "-q", "-e", EVENTS, "-c", str(period), "-g", "-a", "-o", name,
+            "--", "ksuite", "--lab", workload]
+    res = guest.run(arch, argv, timeout=timeout)
+    if res.exec_errno is not None or res.status != 0 or f"out/{name}" not in res.files:
+        tail = " | ".join(res.stderr.decode(errors="replace").strip().splitlines()[-3:])
+        raise LabError(f"{arch}: recording {workload} failed (exit {res.status}): {tail}")
+    out = raw_dir / arch / name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{name}.tmp")
+    tmp.write_bytes(res.files[f"out/{name}"])
+    tmp.replace(out)
+    return out
+
+
+def to_profile(raw: Path, arch: str, workload: str, out_dir: Path) -> Path:
+    """Import a suite recording, keep the workload's own samples, save NAME.hpmprof."""
+    import pyarrow.compute as pc
+
+    from ..profile import Profile, ingest
+
+    prof = ingest(raw)
+    if prof.meta.get("isa") != arch:
+        raise LabError(f"{raw}: recorded on {prof.meta.get('isa')}, expected {arch}")
+    keep = pc.equal(prof.samples.column("comm"), WORKLOAD_COMM)
+    others = prof.samples.num_rows - pc.sum(keep).as_py()
+    meta = dict(prof.meta)
+    meta["workload"] = workload
+    meta["lab"] = {"qemu": guest.MACHINES[arch].qemu, "icount": "shift=0,sleep=off",
+                   "events": EVENTS, "period": PERIOD, "command": f"ksuite --lab {workload}"}
+    skipped = dict(meta.get("skipped") or {})
+    if others:
+        # the recorder itself and the guest's init share the CPU: counted, not kept
+        skipped["samples of other processes (hpm, init)"] = others
+    meta["skipped"] = skipped
+    prof = Profile(meta, prof.samples.filter(keep), prof.stacks, prof.frames)
+    return prof.save(out_dir / arch / f"{workload}.hpmprof")
+
+
+def record_suite(arches: list[str], out_dir: Path, names: list[str] | None = None,
+                 raw_dir: Path | None = None, period: int = PERIOD) -> list[Path]:
+    names = names or workloads()
+    raw_dir = raw_dir or guest.CACHE / "suite-raw"
+    done = []
+    total = len(arches) * len(names)
+    for arch in arches:
+        for w in names:
+            print(f"lab suite: [{len(done) + 1}/{total}] {arch} {w}", file=sys.stderr, flush=True)
+            raw = record(arch, w, raw_dir, period)
+            done.append(to_profile(raw, arch, w, out_dir))
+    return done
