@@ -174,4 +174,23 @@ static inline const char *find_pmu_sep(const char *s) /* "::" or NULL */
 int levenshtein(const char *a, const char *b);
 bool streq_nocase(const char *a, const char *b);
 
+
+/* ---- cycle counter (cycles.c; arch/<isa>.c) ---- */
+/* Name of the fixed-rate timestamp instruction, NULL when the ISA has none. */
+const char *arch_cc_timestamp_name(void);
+/* Timestamp read, ordered after the instructions before it. */
+uint64_t arch_cc_timestamp(void);
+/* Architectural timestamp frequency in Hz, 0 when the hardware does not say. */
+double arch_cc_timestamp_hz(void);
+/* Instruction barrier placed before a counter read. */
+void arch_cc_fence(void);
+/* Direct core-cycle read (may trap: probe it in a child first). */
+const char *arch_cc_direct_name(void);
+uint64_t arch_cc_direct(void);
+/* 0: the direct read cannot work here (why: the setting that would change it);
+ * 1: it may (why: what it depends on), the caller probes it. */
+int arch_cc_direct_allowed(char *why, size_t len);
+/* Why a perf cycles event is not readable through its user page. */
+const char *arch_cc_mmap_hint(void);
+
 #endif

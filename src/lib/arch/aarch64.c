@@ -61,3 +61,61 @@ void arch_prepare_self_attr(struct perf_event_attr *attr)
 	if (user_access_sysctl() == 1)
 		attr->config1 |= 2;
 }
+
+/* ---- cycle counter (cycles.c) ----------------------------------------- */
+#include <stdio.h>
+
+const char *arch_cc_timestamp_name(void)
+{
+	return "cntvct_el0";
+}
+
+/* isb on both sides: the generic timer read is not ordered with respect to
+ * surrounding instructions otherwise. */
+uint64_t arch_cc_timestamp(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("isb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(v)::"memory");
+	return v;
+}
+
+/* cntfrq_el0: the generic timer's frequency, set by firmware, readable at EL0. */
+double arch_cc_timestamp_hz(void)
+{
+	uint64_t f;
+	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
+	return (double)f;
+}
+
+void arch_cc_fence(void)
+{
+	__asm__ __volatile__("isb" ::: "memory");
+}
+
+const char *arch_cc_direct_name(void)
+{
+	return "pmccntr_el0";
+}
+
+uint64_t arch_cc_direct(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("isb\n\tmrs %0, pmccntr_el0" : "=r"(v)::"memory");
+	return v;
+}
+
+/* EL0 access depends on PMUSERENR_EL0, which only the kernel (or a module)
+ * sets; nothing readable tells us, so always probe. */
+int arch_cc_direct_allowed(char *why, size_t len)
+{
+	snprintf(why, len,
+		 "pmccntr_el0 at EL0 needs PMUSERENR_EL0.EN/CR set for every task, which Linux "
+		 "does not do (kernel.perf_user_access=1 grants it only to tasks with a perf "
+		 "mmap: pmu-mmap); a kernel module that sets it is the only way");
+	return 1;
+}
+
+const char *arch_cc_mmap_hint(void)
+{
+	return arch_user_access_hint();
+}

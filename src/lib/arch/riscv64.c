@@ -49,3 +49,83 @@ void arch_prepare_self_attr(struct perf_event_attr *attr)
 {
 	(void)attr; /* Linux >= 6.6 grants access per sysctl, no per-event bit */
 }
+
+/* ---- cycle counter (cycles.c) ----------------------------------------- */
+#include <stdio.h>
+#include <stdlib.h>
+
+const char *arch_cc_timestamp_name(void)
+{
+	return "rdtime";
+}
+
+/* The ISA orders counter CSR reads with the instructions around them. */
+uint64_t arch_cc_timestamp(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("rdtime %0" : "=r"(v)::"memory");
+	return v;
+}
+
+/* The timer's frequency is in the device tree (cpus/timebase-frequency, one
+ * big-endian 32-bit cell). */
+double arch_cc_timestamp_hz(void)
+{
+	unsigned char b[8];
+	FILE *f = fopen("/proc/device-tree/cpus/timebase-frequency", "rb");
+	if (!f)
+		return 0;
+	size_t n = fread(b, 1, sizeof(b), f);
+	fclose(f);
+	if (n == 4)
+		return (double)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]);
+	if (n == 8)
+		return (double)((uint64_t)b[0] << 56 | (uint64_t)b[1] << 48 | (uint64_t)b[2] << 40 |
+				(uint64_t)b[3] << 32 | (uint64_t)b[4] << 24 | (uint64_t)b[5] << 16 |
+				(uint64_t)b[6] << 8 | b[7]);
+	return 0;
+}
+
+void arch_cc_fence(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
+
+const char *arch_cc_direct_name(void)
+{
+	return "rdcycle";
+}
+
+uint64_t arch_cc_direct(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("rdcycle %0" : "=r"(v)::"memory");
+	return v;
+}
+
+/* scounteren.CY decides; Linux >= 6.6 sets it for every task only with
+ * kernel.perf_user_access=2 (legacy). Older kernels set it unconditionally,
+ * so probe either way. */
+int arch_cc_direct_allowed(char *why, size_t len)
+{
+	char buf[16];
+	if (read_small_file("/proc/sys/kernel/perf_user_access", buf, sizeof(buf)) > 0)
+		snprintf(why, len,
+			 "kernel.perf_user_access is %d; 2 (legacy) lets every task run "
+			 "rdcycle/rdinstret (sysctl kernel.perf_user_access=2 as root)",
+			 atoi(buf));
+	else
+		snprintf(why, len,
+			 "no kernel.perf_user_access (Linux < 6.6): the kernel and SBI firmware decide "
+			 "scounteren.CY, and rdcycle traps when it is clear");
+	return 1;
+}
+
+const char *arch_cc_mmap_hint(void)
+{
+	char buf[16];
+	if (read_small_file("/proc/sys/kernel/perf_user_access", buf, sizeof(buf)) <= 0)
+		return "this kernel has no kernel.perf_user_access (Linux < 6.6): RISC-V counters "
+		       "are readable through the perf mmap page from Linux 6.6 on";
+	return arch_user_access_hint();
+}
