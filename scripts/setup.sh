@@ -13,6 +13,7 @@ PKGS=(
   linux-perf                                   # reference for hpm stat tests
   libpapi-dev papi-tools                       # overhead benchmark against PAPI 7
   python3 python3-venv python3-pip             # hpmkit analysis package
+  chromium                                     # headless check of the hpmkit compare HTML report
 )
 
 missing=()

@@ -1,0 +1,135 @@
+"""`hpmkit compare`: cross-ISA defect mining on profiles of the same workloads."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+EPILOG = """\
+examples:
+  hpmkit compare rv/pipe.hpmprof rv/futex.hpmprof --vs arm/pipe.hpmprof arm/futex.hpmprof
+  hpmkit compare lab/riscv64/ --vs lab/aarch64/ --html report.html --top 25
+  hpmkit compare rv/ --vs arm/ --metrics cycles,cpi --min-samples 20 --json out.json
+  hpmkit compare rv/ --vs arm/ --truth data/compare/known-riscv64-slower.tsv   (precision@k, recall@k)
+  hpmkit compare rv.ctx.tsv --vs arm.ctx.tsv --detectors zscore,lof,ecod
+  hpmkit compare rv/ --vs arm/ --export-contexts bundle/   (compact *.ctx.tsv of both sides)
+
+Inputs: profiles (NAME.hpmprof/ from hpmkit, perf.data, perf script text) or context tables
+(*.ctx.tsv); a directory stands for the profiles in it. One profile per workload per side;
+profiles pair by meta.workload, else by file name (pipe.hpmprof <-> pipe.perf.data). All
+A inputs must be one ISA, all B inputs another.
+
+Method (Wu et al.): kernel stacks split at the ISA's entry frames (data/compare/
+kernel-entry.tsv), names normalised (data/compare/normalise.tsv), contexts matched exact /
+partial (depth +/-) / parent / top-name, ratios A/B of each context's share of its run,
+outliers by robust z, LOF, ECOD, IForest, LSCP (+ SO_GAAL, LUNAR with torch), score =
+outlier rate x share x ratio summed over metrics. Details: docs/compare.md.
+Exit status: 0 report written, 1 bad input or not enough samples, 2 usage.
+"""
+
+
+def add_parser(sub, raw_formatter) -> None:
+    p = sub.add_parser(
+        "compare", help="rank kernel contexts where ISA A does relatively worse than ISA B",
+        description="Cross-ISA kernel defect mining: match call-stack contexts of the same workloads "
+        "recorded on two ISAs and rank those where A spends relatively more cycles, instructions or CPI.",
+        epilog=EPILOG, formatter_class=raw_formatter)
+    p.add_argument("a", nargs="+", metavar="A_PROFILE", help="profiles of ISA A (files or directories)")
+    p.add_argument("--vs", nargs="+", required=True, metavar="B_PROFILE", help="profiles of ISA B")
+    p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
+    p.add_argument("--json", metavar="FILE", help="write the result as JSON")
+    p.add_argument("--top", type=int, default=25, metavar="N", help="contexts to show (default 25)")
+    p.add_argument("--metrics", metavar="LIST",
+                   help="cycles,instructions,cpi,samples (default: cycles,instructions,cpi, those recorded)")
+    p.add_argument("--min-samples", type=int, default=10, metavar="N",
+                   help="samples a matched context needs on each side, else it is 'too thin' (default 10)")
+    p.add_argument("--min-contexts", type=int, default=10, metavar="N",
+                   help="non-thin matched contexts needed to rank at all (default 10)")
+    p.add_argument("--detectors", metavar="LIST",
+                   help="zscore,lof,ecod,iforest,lscp[,sogaal,lunar] (default: all; the last two need torch)")
+    p.add_argument("--vote", type=float, default=0.5, metavar="F",
+                   help="share of detectors that must flag a metric (default 0.5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the randomised detectors (default 0)")
+    p.add_argument("--scope", choices=("kernel", "all"), default="kernel",
+                   help="kernel contexts only (default) or user contexts too")
+    p.add_argument("--normalise", choices=("total", "none"), default="total",
+                   help="ratio of each context's share of its run (default) or of raw counts")
+    p.add_argument("--no-noise-check", action="store_true",
+                   help="score flags even when the ratio is within sampling noise of the median")
+    p.add_argument("--truth", metavar="FILE.tsv", help="labelled known issues: report precision@k and recall@k")
+    p.add_argument("--export-contexts", metavar="DIR",
+                   help="also write both sides as compact context tables (A.ctx.tsv, B.ctx.tsv)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no terminal report (files only)")
+    p.set_defaults(run=_run)
+
+
+class _Progress:
+    """Progress lines on stderr, only once a run has taken more than a second."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+
+    def __call__(self, msg: str) -> None:
+        dt = time.monotonic() - self.t0
+        if dt > 1.0:
+            print(f"compare: {dt:5.1f}s {msg}", file=sys.stderr, flush=True)
+
+
+def _list(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _run(args) -> int:
+    from ..errors import UsageError
+    from . import analyse, html, inputs, summary, text, truth as truthmod
+    from .contexts import contexts
+
+    if args.top < 1:
+        raise UsageError("--top must be at least 1")
+    if args.min_samples < 1 or args.min_contexts < 3:
+        raise UsageError("--min-samples must be >= 1 and --min-contexts >= 3")
+    if not 0 < args.vote <= 1:
+        raise UsageError("--vote must be in (0, 1]")
+    for out in (args.html, args.json):
+        if out and not Path(out).resolve().parent.is_dir():
+            raise UsageError(f"{out}: the folder does not exist")
+    if args.export_contexts and not Path(args.export_contexts).is_dir():
+        raise UsageError(f"--export-contexts {args.export_contexts}: not a folder")
+    prog = _Progress()
+    truth = truthmod.load(Path(args.truth)) if args.truth else None
+    ta = inputs.load_side(inputs.expand(args.a), prog)
+    tb = inputs.load_side(inputs.expand(args.vs), prog)
+    if ta.isa and tb.isa and ta.isa == tb.isa:
+        print(f"hpmkit: compare: warning: both sides are {ta.isa}", file=sys.stderr)
+    if args.export_contexts:
+        d = Path(args.export_contexts)
+        inputs.write_ctx(ta, d / f"A-{ta.isa}.ctx.tsv")
+        inputs.write_ctx(tb, d / f"B-{tb.isa}.ctx.tsv")
+    prog("reducing stacks to contexts")
+    from .gcpause import paused
+    with paused():
+        ca, cb = contexts(ta), contexts(tb)
+    opts = analyse.Options(
+        metrics=tuple(_list(args.metrics)) if args.metrics else None, min_samples=args.min_samples,
+        min_contexts=args.min_contexts, detectors=_list(args.detectors), seed=args.seed, vote=args.vote,
+        normalise=args.normalise, scope=args.scope, noise_check=not args.no_noise_check)
+    with paused():
+        res = analyse.run(ca, cb, opts, progress=prog)
+    ev = None
+    if truth is not None:
+        ev = truthmod.evaluate(res.ranked, truth, lambda r: {p: res.a.by_workload[r.workload][(r.space, p)]
+                                                            for p in r.group.a})
+    s = summary.to_dict(res, args.top, ev, truth)
+    if args.json:
+        import json
+        inputs.atomic_write(Path(args.json), json.dumps(s, indent=1) + "\n")
+    if args.html:
+        prog("writing HTML")
+        with paused():
+            page = html.render(res, s)
+        inputs.atomic_write(Path(args.html), page)
+    if not args.quiet:
+        sys.stdout.write(text.render(s))
+    return 0

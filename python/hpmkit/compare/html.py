@@ -1,0 +1,281 @@
+"""Self-contained HTML report: no network, everything inline (CSS, SVG, a little JS).
+
+The ranking table, the stack panels and the truth table are rendered by the page's script from
+the embedded summary JSON (so a headless browser check proves the script ran); the
+differential flame graphs and scatter plots are SVG drawn here.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+
+import numpy as np
+
+from .analyse import Result
+from .contexts import KERNEL
+
+CSS = """
+body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222}
+h1{font-size:18px}h2{font-size:15px;margin-top:24px;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}
+th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
+tr.sel{background:#fff3c4}#ranking tbody tr{cursor:pointer}
+.warn{color:#a40}.stacks{display:flex;gap:16px}.stacks>div{flex:1;min-width:0}
+.stack{font:12px monospace;white-space:pre;background:#f7f7f7;padding:6px;overflow:auto;margin:4px 0}
+.deeper{color:#b00}.muted{color:#777}svg text{font:10px sans-serif;pointer-events:none}
+.tabs button{margin-right:4px}
+"""
+
+JS = r"""
+(function(){
+  const S = JSON.parse(document.getElementById('summary').textContent);
+  const fmt = (x, d) => (x === null || x === undefined) ? '-' : Number(x).toFixed(d === undefined ? 2 : d);
+  const esc = s => String(s).replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+  const body = document.querySelector('#ranking tbody');
+  const hits = S.truth ? S.truth.row_hits : null;
+  S.ranking.forEach((r, i) => {
+    const tr = document.createElement('tr');
+    tr.dataset.i = i;
+    const cells = [r.rank, Number(r.score).toPrecision(4), esc(r.function), esc(r.workload),
+      r.kind + ' ' + r.depth, esc(r.partial_stack.join(' \u203a ')), r.anomalous.join(', ')]
+      .concat(S.metrics.map(m => fmt(r.ratio[m]) + ' <span class=muted>[' + fmt(r.ci95[m][0]) + '\u2013' + fmt(r.ci95[m][1]) + ']</span>'))
+      .concat([fmt(r.samples[0], 0) + ' / ' + fmt(r.samples[1], 0)]);
+    if (hits) cells.push(hits[i].length ? 'yes' : '');
+    tr.innerHTML = cells.map((c, j) => '<td' + (j < 2 || j > 6 ? ' class=n' : '') + '>' + c + '</td>').join('');
+    tr.addEventListener('click', () => show(i));
+    body.appendChild(tr);
+  });
+  document.getElementById('rank-count').textContent = String(S.ranking.length);
+  function stackHtml(list, anchorLen) {
+    if (!list.length) return '<div class=muted>(none)</div>';
+    return list.map(s => '<div class=stack>' + s.path.map((f, k) =>
+      '  '.repeat(k) + (k >= anchorLen ? '<span class=deeper>' + esc(f) + '</span>' : esc(f))).join('\n') +
+      '\n<span class=muted>' + fmt(s.samples, 0) + ' samples</span></div>').join('');
+  }
+  function show(i) {
+    const r = S.ranking[i];
+    document.querySelectorAll('#ranking tbody tr').forEach(t => t.classList.toggle('sel', Number(t.dataset.i) === i));
+    const n = r.kind === 'top-name' ? 0 : r.anchor.length;
+    document.getElementById('detail-title').textContent = '#' + r.rank + ' ' + r.function + ' (' + r.workload + ', ' + r.kind + ' match, depth ' + r.depth + ')';
+    document.getElementById('stack-a').innerHTML = stackHtml(r.stacks_a, n);
+    document.getElementById('stack-b').innerHTML = stackHtml(r.stacks_b, n);
+    document.getElementById('detail-votes').textContent = S.metrics.map(m =>
+      m + ': ratio ' + fmt(r.ratio[m]) + ', flagged by ' + (r.votes[m].join(', ') || 'none') + ', score ' + Number(r.score_parts[m]).toPrecision(3)).join('   |   ');
+  }
+  if (S.ranking.length) show(0);
+  const sel = document.getElementById('flame-select');
+  if (sel) {
+    const pick = () => document.querySelectorAll('.flame').forEach(f => { f.style.display = f.dataset.w === sel.value ? '' : 'none'; });
+    sel.addEventListener('change', pick); pick();
+  }
+})();
+"""
+
+
+def _e(s) -> str:
+    return html.escape(str(s), quote=True)
+
+
+def _color(logdiff: float) -> str:
+    t = max(-1.0, min(1.0, logdiff / 1.5))  # +-1.5 log2 units saturate
+    if t >= 0:
+        return f"rgb(255,{int(235 - 180 * t)},{int(220 - 200 * t)})"
+    t = -t
+    return f"rgb({int(230 - 190 * t)},{int(235 - 120 * t)},255)"
+
+
+def flame_svg(res: Result, wl: str, metric_i: int, width: int = 1100, row: int = 16, min_frac: float = 0.002) -> str:
+    """Differential flame graph of one workload's kernel paths: width = mean of A's and B's
+    share, colour = A's share / B's share relative to the median context ratio (red: A
+    spends relatively more there)."""
+    ta, tb = res.a.totals[wl][metric_i], res.b.totals[wl][metric_i]
+    tree: dict = {}
+
+    def add(paths, total, k):
+        if total <= 0:
+            return
+        for (space, p), v in paths.items():
+            if space != KERNEL:
+                continue
+            share = float(v[metric_i]) / total
+            if share <= 0:
+                continue
+            node = tree
+            for f in p:
+                n = node.get(f)
+                if n is None:
+                    n = node[f] = [0.0, 0.0, {}]
+                n[k] += share
+                node = n[2]
+    add(res.a.by_workload[wl], ta, 0)
+    add(res.b.by_workload[wl], tb, 1)
+    med = res.medians.get("cycles" if metric_i == 1 else "instructions" if metric_i == 2 else "samples")
+    if med is None or not (med > 0):
+        med = 1.0
+    rootw = sum((n[0] + n[1]) / 2 for n in tree.values()) or 1.0
+    rects = []
+    maxdepth = [0]
+
+    def walk(children, x0, depth):
+        x = x0
+        for name in sorted(children, key=lambda k: -(children[k][0] + children[k][1])):
+            sa, sb, sub = children[name]
+            w = (sa + sb) / 2 / rootw
+            if w < min_frac:
+                continue
+            if depth > maxdepth[0]:
+                maxdepth[0] = depth
+            if sa > 0 and sb > 0:
+                ld = math.log2(sa / sb / med)
+                tip = f"{name}\nA {100 * sa:.2f}%  B {100 * sb:.2f}% of the run\nA/B {sa / sb:.2f} (median {med:.2f})"
+            else:
+                ld = 1.5 if sa > 0 else -1.5
+                tip = f"{name}\nonly on {'A' if sa > 0 else 'B'}: {100 * max(sa, sb):.2f}% of the run"
+            rects.append((x, depth, w, name, _color(ld), tip))
+            walk(sub, x, depth + 1)
+            x += w
+    walk(tree, 0.0, 0)
+    h = (maxdepth[0] + 1) * row + 4
+    parts = [f'<svg class="flame" data-w="{_e(wl)}" width="{width}" height="{h}" viewBox="0 0 {width} {h}" '
+             f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="differential flame graph {_e(wl)}">']
+    for x, d, w, name, col, tip in rects:
+        px, pw, py = x * width, max(w * width - 0.5, 0.5), h - (d + 1) * row
+        label = name if pw > 7 * len(name) else (name[: int(pw / 7) - 1] + "…" if pw > 30 else "")
+        parts.append(f'<g><title>{_e(tip)}</title><rect x="{px:.1f}" y="{py}" width="{pw:.1f}" height="{row - 1}" '
+                     f'fill="{col}" stroke="#fff" stroke-width="0.3"/>'
+                     + (f'<text x="{px + 2:.1f}" y="{py + row - 4}">{_e(label)}</text>' if label else "") + "</g>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def scatter_svg(res: Result, metric: str, w: int = 420, h: int = 300, cap: int = 4000) -> str:
+    """log2 ratio (y) against the context's share of A's work (x, log10), one dot per non-thin
+    matched context; red: anomalous on this metric, orange: flagged but within noise."""
+    live = [r for r in res.rows if not r.thin]
+    if not live:
+        return ""
+    idx = "cycles" if metric == "cpi" else metric
+    pts = []
+    for r in live:
+        share = r.share_a.get(idx)
+        rat = r.ratio.get(metric)
+        if not (share and share > 0 and rat and rat > 0):
+            continue
+        state = 2 if metric in r.anomalous else (1 if metric in r.noise else 0)
+        pts.append((math.log10(share), math.log2(rat), state, r))
+    if not pts:
+        return ""
+    if len(pts) > cap:  # keep every marked point and an even thinning of the rest
+        marked = [p for p in pts if p[2]]
+        rest = [p for p in pts if not p[2]]
+        step = max(1, len(rest) // (cap - min(len(marked), cap // 2)))
+        pts = rest[::step] + marked
+    xs = np.array([p[0] for p in pts])
+    ys = np.array([p[1] for p in pts])
+    x0, x1 = float(xs.min()), float(xs.max())
+    y0, y1 = float(min(ys.min(), -0.5)), float(max(ys.max(), 0.5))
+    x1 = x1 if x1 > x0 else x0 + 1
+    pad = 34
+    sx = lambda v: pad + (v - x0) / (x1 - x0) * (w - pad - 8)  # noqa: E731
+    sy = lambda v: h - pad - (v - y0) / (y1 - y0) * (h - pad - 8)  # noqa: E731
+    med = math.log2(res.medians[metric]) if res.medians.get(metric, 0) > 0 else 0.0
+    out = [f'<svg class="scatter" width="{w}" height="{h}" viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg" '
+           f'role="img" aria-label="{_e(metric)} ratio scatter">',
+           f'<rect x="{pad}" y="0" width="{w - pad}" height="{h - pad}" fill="#fafafa" stroke="#ccc"/>',
+           f'<line x1="{pad}" x2="{w}" y1="{sy(med):.1f}" y2="{sy(med):.1f}" stroke="#888" stroke-dasharray="3,3"/>',
+           f'<text x="{pad + 2}" y="{sy(med) - 3:.1f}">median {res.medians[metric]:.2f}</text>',
+           f'<text x="{w / 2:.0f}" y="{h - 6}">share of A\'s {idx} (log10: {x0:.1f} .. {x1:.1f})</text>',
+           f'<text x="10" y="{h / 2:.0f}" transform="rotate(-90 10 {h / 2:.0f})">log2 {_e(metric)} ratio A/B</text>']
+    colors = ("#9aa", "#f90", "#d11")
+    for x, y, st, r in sorted(pts, key=lambda p: p[2]):
+        tip = f"{r.function} ({r.workload}) ratio {r.ratio[metric]:.2f}" + (f" rank {r.rank}" if r.rank else "")
+        out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{3 if st else 2}" fill="{colors[st]}">'
+                   f'<title>{_e(tip)}</title></circle>')
+    for x, y, st, r in pts:
+        if r.rank and r.rank <= 5 and metric in r.anomalous:
+            out.append(f'<text x="{sx(x) + 4:.1f}" y="{sy(y) - 3:.1f}">#{r.rank}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def render(res: Result, summary: dict) -> str:
+    s = summary
+    a, b = s["a"], s["b"]
+    metric_i = 1 if "cycles" in res.metrics else 2 if "instructions" in res.metrics else 0
+    metric_name = ("samples", "cycles", "instructions")[metric_i]
+    H = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+         f"<title>hpmkit compare: {_e(a['isa'])} vs {_e(b['isa'])}</title><style>{CSS}</style></head><body>",
+         f"<h1>Where {_e(a['isa'])} does relatively worse than {_e(b['isa'])}</h1>",
+         f"<p>A = {_e(a['isa'])} (kernel {_e(a['kernel'] or '?')}, {_e(a['label'])}) &nbsp; B = {_e(b['isa'])} "
+         f"(kernel {_e(b['kernel'] or '?')}, {_e(b['label'])})<br>workloads: {_e(', '.join(s['workloads']))}; "
+         f"metrics: {_e(', '.join(s['metrics']))}; detectors: {_e(', '.join(s['detectors']))}; "
+         f"min samples {s['options']['min_samples']} per side; seed {s['options']['seed']}</p>"]
+    for w_ in s["warnings"]:
+        H.append(f'<p class="warn">warning: {_e(w_)}</p>')
+    heads = "".join(f"<th>{_e(m)} A/B [95%]</th>" for m in s["metrics"])
+    known = "<th>known</th>" if s.get("truth") else ""
+    H.append(f'<h2>Ranking (<span id="rank-count">0</span> shown of {s["ranked"]} anomalous; '
+             f'{s["matched_contexts"]} matched contexts, {s["too_thin"]} too thin)</h2>'
+             f'<table id="ranking"><thead><tr><th>#</th><th>score</th><th>function</th><th>workload</th>'
+             f'<th>match</th><th>partial stack</th><th>anomalous</th>{heads}<th>samples A / B</th>{known}'
+             f'</tr></thead><tbody></tbody></table>')
+    H.append('<h2 id="detail-title">Stacks</h2><p id="detail-votes" class="muted"></p><div class="stacks">'
+             f'<div><b>A {_e(a["isa"])}</b><div id="stack-a"></div></div>'
+             f'<div><b>B {_e(b["isa"])}</b><div id="stack-b"></div></div></div>'
+             '<p class="muted">Kernel paths root → leaf after entry frames are dropped and names normalised; '
+             'red frames lie deeper than the matched context and were merged into it.</p>')
+    H.append(f"<h2>Differential flame graph (kernel, {metric_name})</h2>"
+             "<p class='muted'>Width: mean of A's and B's share of the run; colour: A's share / B's share against the "
+             "median context ratio — red where A spends relatively more, blue where less; hover for numbers.</p>")
+    H.append('<select id="flame-select">' + "".join(f'<option value="{_e(w_)}">{_e(w_)}</option>' for w_ in res.workloads)
+             + "</select><div>" + "".join(flame_svg(res, w_, metric_i) for w_ in res.workloads) + "</div>")
+    H.append("<h2>Ratio scatter plots</h2><p class='muted'>One dot per matched context with enough samples; "
+             "red: anomalous (ranked), orange: flagged by the detectors but within sampling noise.</p><div>")
+    for m in res.metrics:
+        H.append(f"<div style='display:inline-block;margin-right:12px'><b>{_e(m)}</b><br>{scatter_svg(res, m)}</div>")
+    H.append("</div>")
+    c = s["coverage"]
+    H.append("<h2>Context matching (tables 3 and 4)</h2><table><tr><th>side</th><th>kernel contexts</th><th>with stack</th>"
+             "<th>matched</th><th>matched with stack</th>" + "".join(f"<th>{_e(k)}</th>" for k in c["by_kind"]) + "</tr>")
+    for i, side in enumerate((a, b)):
+        H.append(f"<tr><td>{'AB'[i]} {_e(side['isa'])}</td>" + "".join(
+            f"<td class=n>{c[k][i]}</td>" for k in ("contexts", "with_stack", "matched", "matched_with_stack"))
+            + "".join(f"<td class=n>{v[i]}</td>" for v in c["by_kind"].values()) + "</tr>")
+    H.append("</table><p>depth difference of matched groups: " + _e(", ".join(f"{k}: {v}" for k, v in c["depth"].items()))
+             + " (+n: B deeper, −n: A deeper)</p>")
+    H.append("<table><tr><th>workload</th><th>kernel % (A, B)</th><th>matched % (A, B)</th><th>coverage % (A, B)</th>"
+             "<th>unmatched contexts (A, B)</th></tr>")
+    for wl, v in c["workloads"].items():
+        um = s["unmatched"].get(wl, [0, 0])
+        H.append(f"<tr><td>{_e(wl)}</td>" + "".join(
+            f"<td class=n>{_f(v[k][0])}, {_f(v[k][1])}</td>" for k in ("kernel_pct", "matched_pct", "coverage_pct"))
+            + f"<td class=n>{um[0]}, {um[1]}</td></tr>")
+    H.append("</table>")
+    H.append("<h2>Outlier detection (table 5: silhouette, * chosen)</h2><table><tr><th>metric</th><th>detector</th>"
+             "<th>contexts</th><th>silhouette by contamination</th></tr>")
+    for m, d in s["detection"].items():
+        for det, sil in d["silhouette"].items():
+            ch = d["contamination"].get(det)
+            cells = " ".join(f"{_e(k)}: {_f(v, 3)}{'*' if ch is not None and k == f'{ch:.2f}' else ''}" for k, v in sil.items())
+            H.append(f"<tr><td>{_e(m)}</td><td>{_e(det)}</td><td class=n>{d['n']}</td><td>{cells}</td></tr>")
+    H.append("</table>")
+    t = s.get("truth")
+    if t:
+        H.append(f"<h2>Against the truth list ({len(t['entries'])} known issues)</h2><table><tr><th>k</th><th>ranked</th>"
+                 "<th>hits</th><th>precision@k</th><th>recall@k</th></tr>")
+        for x in t["at_k"]:
+            H.append(f"<tr><td class=n>{x['k']}</td><td class=n>{x['ranked']}</td><td class=n>{x['hits']}</td>"
+                     f"<td class=n>{_f(x['precision'])}</td><td class=n>{_f(x['recall'])}</td></tr>")
+        H.append("</table><table><tr><th>function</th><th>workload</th><th>found</th><th>reason</th><th>evidence</th></tr>")
+        for i, e in enumerate(t["entries"]):
+            H.append(f"<tr><td>{_e(e['function'])}</td><td>{_e(e['workload'] or '*')}</td>"
+                     f"<td>{'yes' if i in t['found'] else 'no'}</td><td>{_e(e['reason'])}</td><td>{_e(e['evidence'])}</td></tr>")
+        H.append("</table>")
+    data = json.dumps(s, separators=(",", ":")).replace("</", "<\\/")
+    H.append(f'<script type="application/json" id="summary">{data}</script><script>{JS}</script></body></html>')
+    return "\n".join(H)
+
+
+def _f(x, nd=1):
+    return "-" if x is None else f"{x:.{nd}f}"

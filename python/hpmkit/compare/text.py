@@ -1,0 +1,82 @@
+"""Terminal report: the paper's tables 3-6 as text, from the summary dict."""
+from __future__ import annotations
+
+
+def _f(x, nd=2, suffix=""):
+    return "-" if x is None else f"{x:.{nd}f}{suffix}"
+
+
+def _table(head: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
+    w = [max(len(str(c)) for c in col) for col in zip(head, *rows)] if rows else [len(h) for h in head]
+    fmt = lambda r: "  ".join((str(c).rjust(w[i]) if i in right else str(c).ljust(w[i]))  # noqa: E731
+                              for i, c in enumerate(r)).rstrip()
+    return [fmt(head), fmt(["-" * x for x in w])] + [fmt(r) for r in rows]
+
+
+def render(s: dict) -> str:
+    a, b = s["a"], s["b"]
+    L = []
+    L.append(f"A = {a['isa']} (kernel {a['kernel'] or '?'})   vs   B = {b['isa']} (kernel {b['kernel'] or '?'})")
+    L.append(f"workloads: {', '.join(s['workloads'])}   metrics: {', '.join(s['metrics'])}   "
+             f"ratios: A/B of {'each run’s share' if s['options']['normalise'] == 'total' else 'raw counts'}")
+    L.append(f"detectors: {', '.join(s['detectors'])}")
+    for w in s["warnings"]:
+        L.append(f"warning: {w}")
+    c = s["coverage"]
+    L.append("")
+    L.append("Kernel contexts (table 3)")
+    L += _table(["side", "collected", "with stack", "matched", "matched with stack"],
+                [[f"A {a['isa']}", c["contexts"][0], c["with_stack"][0], c["matched"][0], c["matched_with_stack"][0]],
+                 [f"B {b['isa']}", c["contexts"][1], c["with_stack"][1], c["matched"][1], c["matched_with_stack"][1]]],
+                right={1, 2, 3, 4})
+    L.append("matched by kind (A/B): " + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in c["by_kind"].items())
+             + "   depth difference (groups): " + ", ".join(f"{k}: {v}" for k, v in c["depth"].items()))
+    L.append("")
+    L.append("Kernel match coverage by workload, % of samples (table 4; A, B)")
+    rows = []
+    for wl, v in c["workloads"].items():
+        rows.append([wl] + [f"{_f(v[k][0], 1)}, {_f(v[k][1], 1)}" for k in ("kernel_pct", "matched_pct", "coverage_pct")])
+    L += _table(["workload", "kernel", "matched", "coverage"], rows, right={1, 2, 3})
+    L.append("")
+    L.append("Outlier detection: silhouette per contamination, * = chosen (table 5)")
+    rows = []
+    for m, d in s["detection"].items():
+        for det, sil in d["silhouette"].items():
+            ch = d["contamination"].get(det)
+            cells = [f"{k}={_f(v, 3)}{'*' if ch is not None and k == f'{ch:.2f}' else ''}" for k, v in sil.items()]
+            rows.append([m, det, str(d["n"]), "  ".join(cells)])
+    L += _table(["metric", "detector", "contexts", "silhouette"], rows, right={2})
+    L.append("")
+    n = len(s["ranking"])
+    L.append(f"Ranking: {s['ranked']} anomalous context(s) of {s['matched_contexts']} matched; "
+             f"top {n} (table 6)")
+    if n:
+        hits = (s.get("truth") or {}).get("row_hits")
+        rows = []
+        for i, r in enumerate(s["ranking"]):
+            rat = "  ".join(f"{m[:3]} {_f(r['ratio'][m])}" for m in s["metrics"])
+            row = [r["rank"], f"{r['score']:.4g}", r["function"], r["workload"], f"{r['kind']} {r['depth']}",
+                   " > ".join(r["partial_stack"]), ",".join(r["anomalous"]), rat,
+                   f"{r['samples'][0]:.0f}/{r['samples'][1]:.0f}"]
+            if hits is not None:
+                row.append("yes" if hits[i] else "")
+            rows.append(row)
+        head = ["#", "score", "function", "workload", "match", "partial stack", "anomalous", "ratio A/B", "samples"]
+        if hits is not None:
+            head.append("known")
+        L += _table(head, rows, right={0, 1})
+    else:
+        L.append("no context is anomalous on any metric")
+    L.append(f"not ranked: {s['too_thin']} matched context(s) too thin (< {s['options']['min_samples']} "
+             f"samples on a side); {s['within_noise']} flag(s) within sampling noise; unmatched (A/B): "
+             + ", ".join(f"{wl} {u[0]}/{u[1]}" for wl, u in s["unmatched"].items()))
+    t = s.get("truth")
+    if t:
+        L.append("")
+        L.append(f"Against the truth list ({len(t['entries'])} known issues)")
+        L += _table(["k", "ranked", "hits", "precision@k", "recall@k"],
+                    [[x["k"], x["ranked"], x["hits"], _f(x["precision"]), _f(x["recall"])] for x in t["at_k"]],
+                    right={0, 1, 2, 3, 4})
+        if t["missed"]:
+            L.append("not found: " + ", ".join(t["entries"][i]["function"] for i in t["missed"]))
+    return "\n".join(L) + "\n"

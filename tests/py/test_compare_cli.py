@@ -1,0 +1,119 @@
+"""`hpmkit compare` as users run it: inputs, outputs, errors (one line, nonzero, nothing half-written)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hpmkit.compare.inputs import read_ctx, write_ctx
+from test_compare_support import tables
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def hpmkit(*args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    return subprocess.run([sys.executable, "-m", "hpmkit.cli", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def sides(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sides")
+    a, b = tables(seed=1, slow={"__asm_copy_to_user": 3.0, "finish_task_switch.isra.0": 1.8})
+    (d / "rv").mkdir()
+    (d / "arm").mkdir()
+    write_ctx(a, d / "rv" / "all.ctx.tsv")
+    write_ctx(b, d / "arm" / "all.ctx.tsv")
+    (d / "truth.tsv").write_text("# known\nfunction\tworkload\treason\tevidence\n"
+                                 "raw_copy_to_user\t*\tbyte copy when misaligned\tarch/riscv/lib/uaccess.S\n"
+                                 "__memset\t*\tno Zbb\tx\n")
+    return d
+
+
+def test_ctx_roundtrip(sides):
+    t = read_ctx(sides / "rv" / "all.ctx.tsv")
+    a, _ = tables(seed=1, slow={"__asm_copy_to_user": 3.0, "finish_task_switch.isra.0": 1.8})
+    assert t.isa == "riscv64" and t.kernel == "6.1.192"
+    assert sorted(zip(t.workload, t.stack, t.nkernel)) == sorted(zip(a.workload, a.stack, a.nkernel))
+    assert t.has == {"futex": {"cycles", "instructions"}, "mprotect": {"cycles", "instructions"},
+                     "pipe": {"cycles", "instructions"}}
+
+
+def test_report_files_and_ranking(sides, tmp_path):
+    p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--html", tmp_path / "r.html",
+               "--json", tmp_path / "r.json", "--top", "5", "--truth", sides / "truth.tsv", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "A = riscv64 (kernel 6.1.192)   vs   B = aarch64" in out
+    assert "Kernel contexts (table 3)" in out and "(table 4" in out and "(table 5)" in out
+    first = next(line for line in out.splitlines() if line.startswith("1 "))
+    assert "raw_copy_to_user" in first and "pipe" in first and first.rstrip().endswith("yes")
+    s = json.loads((tmp_path / "r.json").read_text())
+    assert s["format"] == "hpmkit-compare" and s["ranking"][0]["function"] == "raw_copy_to_user"
+    assert s["ranking"][0]["stacks_a"][0]["path"][-1] == "raw_copy_to_user"
+    assert s["truth"]["entries"][1]["function"] == "memset"  # normalised like the stacks
+    n = min(5, s["ranked"])  # 4 anomalous contexts in this data
+    assert n == 4
+    assert s["truth"]["at_k"][0] == {"k": 5, "ranked": n, "hits": 1, "precision": 1 / n, "recall": 0.5}
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    assert oct((tmp_path / "r.html").stat().st_mode & 0o777) != "0o600"
+
+
+def test_same_output_twice(sides, tmp_path):
+    runs = [hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--json", tmp_path / f"{i}.json", "-q",
+                   cwd=tmp_path) for i in (1, 2)]
+    assert all(r.returncode == 0 and r.stdout == "" for r in runs)
+    assert (tmp_path / "1.json").read_text() == (tmp_path / "2.json").read_text()
+
+
+def test_help_has_examples(tmp_path):
+    p = hpmkit("compare", "--help", cwd=tmp_path)
+    assert p.returncode == 0 and "examples:" in p.stdout and "--vs" in p.stdout and "--truth" in p.stdout
+
+
+@pytest.mark.parametrize("args,msg,code", [
+    (["rv", "--vs", "nope"], "hpmkit: nope: no such file or directory", 1),
+    (["rv", "--vs", "rv"], "warning: both sides are riscv64", None),
+    (["rv", "--vs", "arm", "--metrics", "cycles,bogus"], "--metrics: unknown bogus", 2),
+    (["rv", "--vs", "arm", "--detectors", "lof,magic"], "--detectors: unknown magic", 2),
+    (["rv", "--vs", "arm", "--truth", "bad-truth.tsv"], "bad-truth.tsv: line 1: header must be function", 1),
+    (["rv", "--vs", "bad.ctx.tsv"], "bad.ctx.tsv: line 6: nkernel/samples/cycles/instructions must be numbers", 1),
+    (["rv", "--vs", "empty"], "empty: directory holds no profiles", 1),
+    (["rv", "--vs", "arm", "--min-samples", "100000"], "not enough samples: 0 matched context(s)", 1),
+    (["rv", "--vs", "arm", "--html", "no/such/dir/r.html"], "no/such/dir/r.html: the folder does not exist", 2),
+])
+def test_bad_input_one_line_nonzero_no_output(sides, tmp_path, args, msg, code):
+    for n in ("rv", "arm"):
+        (tmp_path / n).symlink_to(sides / n)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "bad-truth.tsv").write_text("fn\twl\nx\t*\n")
+    lines = (sides / "arm" / "all.ctx.tsv").read_text().splitlines()
+    cells = lines[5].split("\t")
+    cells[2] = "many"
+    (tmp_path / "bad.ctx.tsv").write_text("\n".join(lines[:5] + ["\t".join(cells)] + lines[6:]) + "\n")
+    p = hpmkit("compare", *args, "--json", "out.json", cwd=tmp_path)
+    if code is None:  # a warning, then whatever the data gives
+        assert msg in p.stderr
+        return
+    assert p.returncode == code, (p.returncode, p.stderr)
+    err = [line for line in p.stderr.splitlines() if not line.startswith("compare: ")]
+    assert len(err) == 1 and msg in err[0], p.stderr
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_duplicate_workload_on_one_side(sides, tmp_path):
+    p = hpmkit("compare", sides / "rv" / "all.ctx.tsv", sides / "rv" / "all.ctx.tsv", "--vs", sides / "arm",
+               cwd=tmp_path)
+    assert p.returncode == 2 and "workload 'futex' is also in" in p.stderr
+
+
+def test_export_contexts(sides, tmp_path):
+    p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--export-contexts", tmp_path, "-q", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "A-riscv64.ctx.tsv").read_text() == (sides / "rv" / "all.ctx.tsv").read_text()
+    assert (tmp_path / "B-aarch64.ctx.tsv").read_text() == (sides / "arm" / "all.ctx.tsv").read_text()
