@@ -77,7 +77,9 @@ def to_dict(res: Result, top: int, truth_eval: dict | None = None, truth=None) -
     }
     if truth_eval is not None:
         out["truth"] = {
-            "entries": [{"function": t.function, "workload": t.workload, "reason": t.reason,
+            "entries": [{"function": t.function,
+                         "workload": ",".join(sorted(t.workloads)) if t.workloads else t.workload,
+                         "reason": t.reason,
                          "evidence": t.evidence} for t in truth],
             "at_k": truth_eval["k"],
             "found": truth_eval["found"], "missed": truth_eval["missed"],

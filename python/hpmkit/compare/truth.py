@@ -15,6 +15,12 @@ A ranked context hits an entry when the workloads agree and the entry's function
 context's function (the anchor's leaf) or the leaf that carries most of A's samples among the
 contexts merged into it (a partial match can hide the deeper function under its caller).
 precision@k = hits among the top k / k; recall@k = entries hit by the top k / entries.
+
+The richer list of data/compare/known-riscv64-slower.tsv is read too (header starting
+`function<TAB>aliases<TAB>label`): an entry matches its function or any of its aliases, in
+any of its comma-separated workloads; only rows labelled `slower` that apply to the lab
+kernels (`lab_applies` not `no`) are truth entries — `not-slower` controls and `config`
+rows are not issues a port should fix, so ranking them counts against precision.
 """
 from __future__ import annotations
 
@@ -34,6 +40,42 @@ class Truth:
     reason: str
     evidence: str
     line: int
+    aliases: frozenset = frozenset()
+    workloads: frozenset | None = None  # several workloads (rich format); None = any
+
+    def names(self) -> frozenset:
+        return self.aliases | {self.function}
+
+    def in_workload(self, wl: str) -> bool:
+        if self.workloads is not None:
+            return wl in self.workloads
+        return self.workload is None or self.workload == wl
+
+
+RICH = ["function", "aliases", "label"]
+
+
+def _load_rich(path: Path, lines: list[tuple[int, list[str]]], header: list[str],
+               normalise: Normaliser) -> list[Truth]:
+    col = {name: i for i, name in enumerate(header)}
+    missing = [c for c in ("function", "aliases", "label", "workloads", "reason") if c not in col]
+    if missing:
+        raise FormatError(path, f"header lacks column(s) {', '.join(missing)}",
+                          "see the comment block of data/compare/known-riscv64-slower.tsv")
+    out = []
+    for no, cells in lines:
+        cells = cells + [""] * (len(header) - len(cells))
+        get = lambda c: cells[col[c]].strip() if c in col else ""  # noqa: E731
+        if get("label") != "slower" or get("lab_applies") == "no":
+            continue
+        if not get("function"):
+            raise FormatError(path, f"line {no}: empty function name", "fill in the function column")
+        wls = frozenset(w.strip() for w in get("workloads").split(",") if w.strip()) or None
+        ev = "; ".join(x for x in (get("riscv64_evidence"), get("arm64_evidence")) if x)
+        out.append(Truth(normalise(get("function")), None, get("reason"), ev, no,
+                         frozenset(normalise(a.strip()) for a in get("aliases").split(",") if a.strip()),
+                         wls))
+    return out
 
 
 def load(path: Path, normalise: Normaliser | None = None) -> list[Truth]:
@@ -43,6 +85,14 @@ def load(path: Path, normalise: Normaliser | None = None) -> list[Truth]:
     except (OSError, UnicodeDecodeError) as e:
         raise ReadError(path, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
     out, header = [], False
+    rows = [(no, line.split("\t")) for no, line in enumerate(text.splitlines(), 1)
+            if line.strip() and not line.startswith("#")]
+    if rows and rows[0][1][:3] == RICH:
+        out = _load_rich(Path(path), rows[1:], [c.strip() for c in rows[0][1]], normalise)
+        if not out:
+            raise FormatError(path, "no entries labelled 'slower' that apply to the lab",
+                              "list at least one known issue")
+        return out
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
@@ -69,8 +119,7 @@ def load(path: Path, normalise: Normaliser | None = None) -> list[Truth]:
 def hits(row, truth: list[Truth], costs_a: dict) -> list[int]:
     """Indices of truth entries this ranked row hits."""
     names = {row.function, row.dominant_leaf(0, costs_a)}
-    return [i for i, t in enumerate(truth)
-            if t.function in names and (t.workload is None or t.workload == row.workload)]
+    return [i for i, t in enumerate(truth) if t.names() & names and t.in_workload(row.workload)]
 
 
 def evaluate(ranked, truth: list[Truth], costs_a_of, ks=(5, 10, 15, 20, 25)) -> dict:
