@@ -1,0 +1,206 @@
+"""`hpmkit profile import|show|export`: recordings (perf.data, perf script text, folded stacks)
+into the profile model, a summary, and exports (folded, flame graph SVG, speedscope)."""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..errors import UsageError
+
+EPILOG = """\
+examples:
+  hpmkit profile import perf.data                      -> perf.hpmprof/ (Parquet + meta.json)
+  hpmkit profile import perf.data -o run1.hpmprof --kallsyms board-kallsyms.txt --symfs ./rootfs
+  hpmkit profile import out.perf-script.txt            perf script text (any events, -g or not)
+  hpmkit profile show run1.hpmprof                     events, totals, hottest functions
+  hpmkit profile show perf.data --by instructions      (a recording is imported on the fly)
+  hpmkit profile export run1.hpmprof --format svg -o flame.svg
+  hpmkit profile export run1.hpmprof --format folded > stacks.folded
+  hpmkit profile export run1.hpmprof --format speedscope -o run1.speedscope.json
+      (open it at https://www.speedscope.app)
+
+Kernel frames are named from the kallsyms recorded by 'hpm record', else --kallsyms FILE, else
+this machine's /proc/kallsyms when the recording came from its running kernel. User frames are
+named from the ELF files the recording mapped (--symfs DIR: a copy of the target's files);
+frames nothing names stay as addresses and are counted in the profile's meta.
+"""
+
+
+class Progress:
+    """One updating stderr line, shown only on a terminal or once the work passes 1 s."""
+
+    def __init__(self, what: str):
+        self.what, self.t0, self.last, self.shown = what, time.monotonic(), 0.0, False
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not (self.tty or now - self.t0 > 1.0) or now - self.last < 0.2:
+            return
+        self.last, self.shown = now, True
+        pct = f" {100 * done / total:5.1f}%" if total else ""
+        end = "\r" if self.tty else "\n"
+        sys.stderr.write(f"{self.what}: {stage}{pct} ({now - self.t0:.1f} s){end}")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.shown and self.tty:
+            sys.stderr.write("\n")
+
+
+def add_parser(sub, raw_formatter) -> None:
+    p = sub.add_parser("profile", help="import perf.data / perf script recordings; show, export",
+                       description="Sampling profiles in one columnar model (samples, stacks, "
+                       "frames; Parquet): import, summarise, export flame graphs.",
+                       epilog=EPILOG, formatter_class=raw_formatter)
+    ps = p.add_subparsers(dest="profile_command", metavar="ACTION", required=True)
+
+    def sym_opts(q):
+        q.add_argument("--kallsyms", metavar="FILE", help="kallsyms text of the recording's kernel")
+        q.add_argument("--symfs", metavar="DIR", help="look for the recording's ELF files under DIR")
+        q.add_argument("--srcline", choices=["own", "all", "none"], default="own",
+                       help="source lines from DWARF: of files with their own debug info (own, "
+                       "default), also from separate debug files such as libc's (all: slower)")
+
+    i = ps.add_parser("import", help="read a recording into NAME.hpmprof/",
+                      epilog=EPILOG, formatter_class=raw_formatter)
+    i.add_argument("file", metavar="RECORDING", help="perf.data, perf script text, or folded stacks")
+    i.add_argument("-o", "--output", metavar="DIR.hpmprof",
+                   help="profile directory (default: RECORDING's name with .hpmprof)")
+    i.add_argument("--workload", help="a name for what was recorded (stored in meta)")
+    sym_opts(i)
+    i.set_defaults(run=_import)
+
+    s = ps.add_parser("show", help="summary: source, events, totals, skipped, top functions",
+                      epilog=EPILOG, formatter_class=raw_formatter)
+    s.add_argument("file", metavar="PROFILE", help="a .hpmprof directory or a recording")
+    s.add_argument("--by", default="samples", metavar="EVENT",
+                   help="weight: samples (default), a sampling event, or a group member")
+    s.add_argument("--top", type=int, default=15, metavar="N", help="functions listed (default 15)")
+    sym_opts(s)
+    s.set_defaults(run=_show)
+
+    e = ps.add_parser("export", help="folded stacks, flame graph SVG, or speedscope JSON",
+                      epilog=EPILOG, formatter_class=raw_formatter)
+    e.add_argument("file", metavar="PROFILE", help="a .hpmprof directory or a recording")
+    e.add_argument("--format", required=True, choices=["folded", "svg", "speedscope"])
+    e.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
+    e.add_argument("--by", default="samples", metavar="EVENT", help="weight, as in 'show'")
+    e.add_argument("--no-comm", action="store_true",
+                   help="do not put the thread name at the root of each stack")
+    e.add_argument("--title", help="flame graph title")
+    sym_opts(e)
+    e.set_defaults(run=_export)
+
+
+def _load(args):
+    from . import ingest
+    from .model import Profile
+    if os.path.isdir(args.file):
+        return Profile.load(args.file)
+    prog = Progress(f"reading {args.file}")
+    try:
+        return ingest(args.file, kallsyms=args.kallsyms, symfs=args.symfs, srcline=args.srcline,
+                      progress=prog)
+    finally:
+        prog.done()
+
+
+def _write(path: str | None, text: str) -> None:
+    if not path:
+        sys.stdout.write(text)
+        return
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=d)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)   # mkstemp creates 0600; give the usual mode
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _import(args) -> int:
+    prof = _load(args)
+    if args.workload:
+        prof.meta["workload"] = args.workload
+    out = args.output or str(Path(args.file).with_suffix("").name + ".hpmprof")
+    if os.path.abspath(out) == os.path.abspath(args.file):
+        raise UsageError(f"profile import: output {out} would replace the recording; give -o")
+    dest = prof.save(out)
+    m = prof.meta
+    sym = m.get("symbolisation", {})
+    print(f"{dest}: {prof.samples.num_rows} samples, {prof.stacks.num_rows} stacks, "
+          f"{prof.frames.num_rows} frames ({sym.get('unresolved_frames', 0)} unresolved); "
+          f"events: {', '.join(prof.event_names())}")
+    _warnings(m)
+    return 0
+
+
+def _warnings(m: dict) -> None:
+    if m.get("lost"):
+        print(f"  lost samples: {m['lost']}", file=sys.stderr)
+    for why, n in (m.get("skipped") or {}).items():
+        print(f"  skipped: {n} {why}", file=sys.stderr)
+    k = (m.get("symbolisation") or {}).get("kernel", "")
+    if k.startswith("none"):
+        print(f"  kernel symbols: {k}", file=sys.stderr)
+
+
+def _show(args) -> int:
+    from collections import Counter
+    prof = _load(args)
+    m = prof.meta
+    w = prof.weights(args.by)
+    syms = prof.all_stack_symbols()
+    self_w, total_w = Counter(), Counter()
+    for sid, v in zip(w["stack_id"].to_pylist(), w["weight"].to_pylist()):
+        names = syms[sid]
+        if names:
+            self_w[names[0]] += v
+        for n in set(names):
+            total_w[n] += v
+    allw = sum(w["weight"].to_pylist()) or 1
+    src = m["source"]
+    print(f"source:   {src['path']} ({src['format']}, {src['bytes']} bytes)")
+    for k in ("isa", "kernel", "hostname", "nrcpus", "workload", "cmdline"):
+        if m.get(k) is not None:
+            print(f"{k + ':':9} {m[k]}")
+    print(f"samples:  {prof.samples.num_rows}   stacks: {prof.stacks.num_rows}   "
+          f"frames: {prof.frames.num_rows}   lost: {m.get('lost', 0)}")
+    for e in m["events"]:
+        per = f"period {e['period']}" if "period" in e else f"freq {e.get('freq')} Hz"
+        tot = (m.get("totals") or {}).get(e["name"])
+        print(f"event:    {e['name']} ({per}, unit {e['unit']})" +
+              (f", total {tot}" if tot is not None else ""))
+    for why, n in (m.get("skipped") or {}).items():
+        print(f"skipped:  {n} {why}")
+    sym = m.get("symbolisation") or {}
+    if sym:
+        print(f"symbols:  kernel {sym.get('kernel')}; {sym.get('unresolved_frames', 0)} "
+              f"unresolved frames")
+    print(f"\ntop {args.top} by self {args.by} (of {allw}):")
+    print(f"{'self%':>7} {'total%':>7}  function")
+    for name, v in self_w.most_common(args.top):
+        print(f"{100 * v / allw:7.2f} {100 * total_w[name] / allw:7.2f}  {name}")
+    return 0
+
+
+def _export(args) -> int:
+    from . import export
+    prof = _load(args)
+    if args.format == "folded":
+        text = export.folded(prof, args.by, comm=not args.no_comm)
+    elif args.format == "svg":
+        text = export.flamegraph_svg(prof, args.by, comm=not args.no_comm, title=args.title)
+    else:
+        text = export.speedscope(prof, args.by)
+    _write(args.output, text)
+    return 0

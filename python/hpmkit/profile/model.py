@@ -1,0 +1,182 @@
+"""The profile model (contract v1, notes/profile-model.md; docs/formats/profile.md).
+
+A Profile is one recording: `meta` (JSON), `samples` (one row per sample), `stacks` (leaf-first
+frame id lists) and `frames` (address, symbol, dso, srcline). Stored as a directory
+NAME.hpmprof/ with meta.json and three Parquet files, written to a temporary directory first
+and renamed into place, so a reader never sees half a profile.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import FormatError, InputError, ReadError
+
+FORMAT = "hpmkit-profile"
+VERSION = 1
+VALUE_PREFIX = "value:"
+
+SAMPLES_SCHEMA = pa.schema([
+    ("time", pa.uint64()), ("cpu", pa.int32()), ("pid", pa.int32()), ("tid", pa.int32()),
+    ("comm", pa.string()), ("event", pa.string()), ("period", pa.uint64()),
+    ("stack_id", pa.int32()),
+])
+STACKS_SCHEMA = pa.schema([("stack_id", pa.int32()), ("frame_ids", pa.list_(pa.int32())),
+                           ("nkernel", pa.int16())])
+FRAMES_SCHEMA = pa.schema([
+    ("frame_id", pa.int32()), ("addr", pa.uint64()), ("symbol", pa.string()),
+    ("offset", pa.uint64()), ("dso", pa.string()), ("kernel", pa.bool_()),
+    ("srcline", pa.string()),
+    # extension of contract v1: the address in the DSO's own address space (what addr2line
+    # and `perf script` print for a mapped user frame); null for kernel/unmapped frames
+    ("dso_addr", pa.uint64()),
+])
+
+
+def new_meta(source_path: str, source_format: str, nbytes: int) -> dict:
+    return {
+        "format": FORMAT, "version": VERSION,
+        "source": {"path": os.fspath(source_path), "format": source_format, "bytes": nbytes},
+        "isa": None, "kernel": None, "hostname": None, "cmdline": None, "nrcpus": None,
+        "workload": None, "events": [], "totals": None, "skipped": {}, "lost": 0,
+    }
+
+
+def normalise_isa(arch: str | None) -> str | None:
+    """perf's HEADER_ARCH (uname -m) to the model's ISA names."""
+    if not arch:
+        return None
+    a = arch.strip().lower()
+    return {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64",
+            "riscv64": "riscv64", "riscv": "riscv64"}.get(a, a)
+
+
+class Profile:
+    def __init__(self, meta: dict, samples: pa.Table, stacks: pa.Table, frames: pa.Table):
+        self.meta = meta
+        self.samples = samples
+        self.stacks = stacks
+        self.frames = frames
+        self._sym_cache: dict[int, list[str]] | None = None
+
+    def __repr__(self) -> str:
+        return (f"Profile({self.meta['source']['path']!r}: {self.samples.num_rows} samples, "
+                f"{self.stacks.num_rows} stacks, {self.frames.num_rows} frames)")
+
+    # -- persistence ---------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the profile directory (NAME.hpmprof) atomically: temp dir, then rename.
+        An existing profile at that path is replaced."""
+        dest = Path(path)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+        try:
+            (tmp / "meta.json").write_text(json.dumps(self.meta, indent=1, sort_keys=False) + "\n")
+            pq.write_table(self.samples, tmp / "samples.parquet")
+            pq.write_table(self.stacks, tmp / "stacks.parquet")
+            pq.write_table(self.frames, tmp / "frames.parquet")
+            if dest.exists():
+                if not (dest / "meta.json").is_file():
+                    raise InputError(dest, "exists and is not a profile directory",
+                                     "choose another output name")
+                old = dest.with_name(f".{dest.name}.old")
+                shutil.rmtree(old, ignore_errors=True)
+                dest.rename(old)
+                tmp.rename(dest)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                tmp.rename(dest)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return dest
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Profile":
+        d = Path(path)
+        if not d.is_dir():
+            raise ReadError(d, "no such profile directory", "create it with 'hpmkit profile import'")
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+        except FileNotFoundError as e:
+            raise FormatError(d, "meta.json is missing: not a profile directory",
+                              "create it with 'hpmkit profile import'") from e
+        except json.JSONDecodeError as e:
+            raise FormatError(d / "meta.json", f"line {e.lineno}: invalid JSON",
+                              "re-import the recording") from e
+        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+            raise FormatError(d / "meta.json", f"format {meta.get('format')!r} version "
+                              f"{meta.get('version')!r}, this hpmkit reads {FORMAT} {VERSION}",
+                              "re-import the recording with this hpmkit")
+        tables = []
+        for name in ("samples", "stacks", "frames"):
+            try:
+                tables.append(pq.read_table(d / f"{name}.parquet"))
+            except (OSError, pa.ArrowInvalid) as e:
+                raise FormatError(d / f"{name}.parquet", f"cannot read: {e}",
+                                  "re-import the recording") from e
+        return cls(meta, *tables)
+
+    # -- queries -------------------------------------------------------------------------
+    def _frame_names(self) -> list[str]:
+        addrs = self.frames.column("addr").to_pylist()
+        syms = self.frames.column("symbol").to_pylist()
+        ids = self.frames.column("frame_id").to_pylist()
+        names = [""] * (max(ids) + 1 if ids else 0)
+        for i, a, s in zip(ids, addrs, syms):
+            names[i] = s if s is not None else f"0x{a:x}"
+        return names
+
+    def all_stack_symbols(self) -> dict[int, list[str]]:
+        """stack_id -> symbol names, leaf first (unresolved frames as 0x<hex>)."""
+        if self._sym_cache is None:
+            names = self._frame_names()
+            ids = self.stacks.column("stack_id").to_pylist()
+            fl = self.stacks.column("frame_ids").to_pylist()
+            self._sym_cache = {s: [names[f] for f in fr] for s, fr in zip(ids, fl)}
+        return self._sym_cache
+
+    def stack_symbols(self, stack_id: int) -> list[str]:
+        try:
+            return self.all_stack_symbols()[stack_id]
+        except KeyError:
+            raise KeyError(f"no stack {stack_id} in {self!r}") from None
+
+    def event_names(self) -> list[str]:
+        return [e["name"] for e in self.meta["events"]]
+
+    def weights(self, by: str = "samples") -> pa.Table:
+        """Sum per stack: sample count (by="samples"), the sampling period of an event's
+        samples (by=<sampling event name>), or a group member's deltas (by=<member name>)."""
+        s = self.samples
+        if by == "samples":
+            w = pa.array([1] * s.num_rows, pa.int64())
+            t = pa.table({"stack_id": s.column("stack_id"), "weight": w})
+        elif VALUE_PREFIX + by in s.column_names:
+            t = pa.table({"stack_id": s.column("stack_id"),
+                          "weight": pc.cast(s.column(VALUE_PREFIX + by), pa.int64())})
+        elif by in self.event_names():
+            mask = pc.equal(s.column("event"), by)
+            sub = s.filter(mask)
+            t = pa.table({"stack_id": sub.column("stack_id"),
+                          "weight": pc.cast(sub.column("period"), pa.int64())})
+        else:
+            from ..errors import UsageError
+            have = ["samples", *self.event_names(),
+                    *[c[len(VALUE_PREFIX):] for c in s.column_names if c.startswith(VALUE_PREFIX)]]
+            raise UsageError(f"no event '{by}' in {self.meta['source']['path']}; "
+                             f"choose one of: {', '.join(dict.fromkeys(have))}")
+        g = t.group_by("stack_id").aggregate([("weight", "sum")])
+        g = pa.table({"stack_id": g.column("stack_id"), "weight": g.column("weight_sum")})
+        return g.sort_by("stack_id")
+
+    def nkernel(self) -> dict[int, int]:
+        return dict(zip(self.stacks.column("stack_id").to_pylist(),
+                        self.stacks.column("nkernel").to_pylist()))

@@ -1,0 +1,567 @@
+"""perf.data -> Profile. The C scanner turns samples into columns and dedups raw call chains;
+this module decodes the side records (COMM, FORK, MMAP2, READ, LOST...), names the threads,
+computes group-read deltas, and symbolises the distinct frames."""
+from __future__ import annotations
+
+import os
+import socket
+import struct
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InputError
+from ..perfdata import PerfData
+from ..perfdata import format as F
+from ..perfdata.scan import scan
+from . import symbols as S
+from .model import FRAMES_SCHEMA, STACKS_SCHEMA, VALUE_PREFIX, Profile, new_meta, normalise_isa
+
+NO_TIME = np.uint64(2**64 - 1)
+KERNEL_DSO = "[kernel.kallsyms]"
+# records the profile needs no data from, but which are not "skipped data" either
+STRUCTURAL = {"FINISHED_ROUND", "FINISHED_INIT", "ID_INDEX", "EVENT_UPDATE", "THREAD_MAP",
+              "CPU_MAP", "TIME_CONV", "HEADER_FEATURE", "HEADER_BUILD_ID", "STAT_CONFIG"}
+USED = {"SAMPLE", "MMAP", "MMAP2", "COMM", "EXIT", "FORK", "LOST", "LOST_SAMPLES", "THROTTLE",
+        "UNTHROTTLE", "READ"}
+PROT_EXEC = 4
+MISC_MMAP_DATA = 1 << 13
+
+
+def event_name(a) -> str:
+    if a.name:
+        return a.name
+    if a.type == 0 and a.config < len(F.HW_NAMES):
+        return F.HW_NAMES[a.config]
+    if a.type == 1 and a.config < len(F.SW_NAMES):
+        return F.SW_NAMES[a.config]
+    return f"{F.PERF_TYPE_NAMES.get(a.type, f'type{a.type}')}:{a.config:#x}"
+
+
+def event_unit(name: str) -> str:
+    base = name.split(":")[0]
+    return "ns" if base in ("cpu-clock", "task-clock") else "events"
+
+
+@dataclass
+class Map:
+    start: int
+    end: int
+    pgoff: int
+    name: str
+    build_id: bytes | None
+    time: int       # when it was mapped (0: synthesised at start / unknown)
+    seq: int        # file order: later maps win over earlier overlapping ones
+
+
+def _cstr(b) -> str:
+    return bytes(b).split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+class _Side:
+    """State from the non-SAMPLE records, in file order."""
+
+    def __init__(self, pd: PerfData):
+        self.pd = pd
+        self.comms: dict[int, list[tuple[int, str]]] = defaultdict(list)   # tid -> (time, comm)
+        self.maps: dict[int, list[Map]] = defaultdict(list)                  # pid -> maps
+        self.kmaps: list[Map] = []
+        self.parent: dict[int, tuple[int, int]] = {}                        # pid -> (ppid, time)
+        self.lost = 0
+        self.throttle = {"throttle": 0, "unthrottle": 0}
+        self.reads: list[tuple[int, int, int, int]] = []     # (attr, id, tid, value)
+        self.counts: dict[str, int] = defaultdict(int)
+
+    def feed(self, rec) -> None:
+        name = rec.name
+        self.counts[name] += 1
+        if name not in USED:
+            return
+        p = rec.payload
+        sid = self.pd.sample_id(rec)
+        t = sid.get("time", 0)
+        seq = rec.offset
+        try:
+            if name == "COMM":
+                pid, tid = struct.unpack_from("<ii", p, 0)
+                self.comms[tid].append((t, _cstr(p[8:len(p) - self.pd.trailer_size()])))
+            elif name in ("FORK", "EXIT"):
+                pid, ppid, tid, ptid, ft = struct.unpack_from("<iiiiQ", p, 0)
+                if name == "FORK":
+                    # a new thread starts with its parent's name; a new process shares the
+                    # parent's mappings until it execs
+                    if tid not in self.comms and ptid in self.comms:
+                        self.comms[tid].append((ft, self.comms[ptid][-1][1]))
+                    if pid != ppid:
+                        self.parent[pid] = (ppid, ft)
+            elif name in ("MMAP", "MMAP2"):
+                self._mmap(rec, p, t, seq)
+            elif name == "LOST":
+                self.lost += struct.unpack_from("<QQ", p, 0)[1]
+            elif name == "LOST_SAMPLES":
+                self.lost += struct.unpack_from("<Q", p, 0)[0]
+            elif name in ("THROTTLE", "UNTHROTTLE"):
+                self.throttle[name.lower()] += 1
+            elif name == "READ":
+                self._read(rec, p, sid)
+        except struct.error as e:
+            raise self.pd.error(rec.offset, f"{name} record too short ({rec.size} bytes)") from e
+
+    def _mmap(self, rec, p, t, seq) -> None:
+        bid = None
+        if rec.type == F.REC["MMAP"]:
+            pid, tid, start, length, pgoff = struct.unpack_from("<iiQQQ", p, 0)
+            fname = _cstr(p[32:])
+            exec_ = not rec.misc & MISC_MMAP_DATA
+        else:
+            pid, tid, start, length, pgoff = struct.unpack_from("<iiQQQ", p, 0)
+            if rec.misc & F.MISC_MMAP_BUILD_ID:
+                n = p[32]
+                bid = bytes(p[36:36 + min(n, 20)]) or None
+            prot, _flags = struct.unpack_from("<II", p, 56)
+            fname = _cstr(p[64:])
+            exec_ = bool(prot & PROT_EXEC)
+        if not exec_:
+            return
+        m = Map(start, start + length, pgoff, fname, bid, t, seq)
+        cpumode = rec.misc & F.MISC_CPUMODE_MASK
+        if pid == -1 or cpumode in (F.MISC_KERNEL, F.MISC_GUEST_KERNEL):
+            self.kmaps.append(m)
+        else:
+            self.maps[pid].append(m)
+
+    def _read(self, rec, p, sid) -> None:
+        pid, tid = struct.unpack_from("<ii", p, 0)
+        attrs = self.pd.attrs
+        a = self.pd.attr_for_id(sid["id"]) if "id" in sid else None
+        a = a or attrs[0]
+        rf = a.read_format
+        q = 8
+        nflags = sum(bool(rf & b) for b in (F.FORMAT_TOTAL_TIME_ENABLED,
+                                              F.FORMAT_TOTAL_TIME_RUNNING, F.FORMAT_ID,
+                                              F.FORMAT_LOST))
+        body = len(p) - self.pd.trailer_size()
+        if rf & F.FORMAT_GROUP and body == 8 + 8 * (1 + nflags):
+            # a per-event READ (one counter, e.g. written for each member at the end)
+            # although the attr reads as a group: its size says which layout it has
+            rf &= ~F.FORMAT_GROUP
+        if rf & F.FORMAT_GROUP:
+            (nr,) = struct.unpack_from("<Q", p, q)
+            q += 8 + 8 * (bool(rf & F.FORMAT_TOTAL_TIME_ENABLED) + bool(rf & F.FORMAT_TOTAL_TIME_RUNNING))
+            for i in range(nr):
+                (v,) = struct.unpack_from("<Q", p, q)
+                q += 8
+                ident = None
+                if rf & F.FORMAT_ID:
+                    (ident,) = struct.unpack_from("<Q", p, q)
+                    q += 8
+                if rf & F.FORMAT_LOST:
+                    q += 8
+                m = self.pd.attr_for_id(ident) if ident is not None else None
+                idx = m.index if m else min(a.index + i, len(attrs) - 1)
+                self.reads.append((idx, ident or 0, tid, v))
+        else:
+            (v,) = struct.unpack_from("<Q", p, q)
+            q += 8 + 8 * (bool(rf & F.FORMAT_TOTAL_TIME_ENABLED) + bool(rf & F.FORMAT_TOTAL_TIME_RUNNING))
+            ident = struct.unpack_from("<Q", p, q)[0] if rf & F.FORMAT_ID else sid.get("id", 0)
+            m = self.pd.attr_for_id(ident) if ident else None
+            self.reads.append(((m or a).index, ident, tid, v))
+
+
+def _comm_column(side: _Side, tid: np.ndarray, time: np.ndarray) -> pa.Array:
+    """Thread name at each sample's time: the latest COMM (or inherited name) at or before
+    it, else the first one known; ':<tid>' like perf when a thread has none."""
+    names: dict[str, int] = {}
+    utids = np.unique(tid)
+    single = np.zeros(len(utids), dtype=np.int32)
+    multi = []
+    for k, t in enumerate(utids.tolist()):
+        hist = sorted(side.comms.get(t, []), key=lambda x: x[0])
+        if not hist:
+            # perf names the idle task 'swapper' and any other unnamed thread ':<tid>'
+            hist = [(0, "swapper" if t == 0 else f":{t}")]
+        hc = np.array([names.setdefault(c, len(names)) for _, c in hist], dtype=np.int32)
+        single[k] = hc[0]
+        if len(hist) > 1:
+            multi.append((t, np.array([h[0] for h in hist], dtype=np.uint64), hc))
+    # one name per thread is the common case: a gather through the sorted thread ids
+    codes = single[np.searchsorted(utids, tid)] if len(utids) else np.zeros(0, np.int32)
+    for t, ht, hc in multi:
+        sel = np.nonzero(tid == t)[0]
+        pos = np.searchsorted(ht, time[sel], side="right") - 1
+        codes[sel] = hc[np.maximum(pos, 0)]
+    dictionary = pa.array(list(names), pa.string())
+    return pa.DictionaryArray.from_arrays(pa.array(codes), dictionary).cast(pa.string())
+
+
+def _pick_kallsyms(pd: PerfData, meta: dict, kallsyms: str | None, kmaps: list[Map]):
+    """The kallsyms that matches the recorded kernel, and where it came from."""
+    kmap = next((m for m in kmaps if m.name.startswith(KERNEL_DSO)), None)
+    # perf and hpm record the kernel map with pgoff = address of the reference symbol
+    ref_addr = kmap.pgoff if kmap else None
+
+    def check(k: S.Kallsyms) -> str | None:
+        r = k.ref()
+        if ref_addr and r and r[1] != ref_addr:
+            return (f"{r[0]} is at {r[1]:#x} there but at {ref_addr:#x} in the recording "
+                    f"(another kernel or boot)")
+        return None
+
+    if kallsyms:
+        k = S.read_kallsyms(kallsyms)
+        why = check(k)
+        if why:
+            raise InputError(kallsyms, f"does not match {pd.path}: {why}",
+                             "give the kallsyms of the boot the recording was made on")
+        return k, f"--kallsyms {kallsyms}"
+    text = pd.kallsyms_text()
+    if text:
+        k = S.Kallsyms(text, f"{pd.path} (recorded kallsyms)")
+        if len(k):
+            return k, "recorded (hpmkit kallsyms section)"
+    if meta["kernel"] and meta["kernel"] == os.uname().release and \
+            (meta["hostname"] in (None, socket.gethostname())):
+        try:
+            k = S.Kallsyms(open("/proc/kallsyms").read(), "/proc/kallsyms")
+        except (OSError, InputError) as e:
+            return None, f"none: /proc/kallsyms unusable ({e})"
+        if len(k) and not check(k):
+            return k, "/proc/kallsyms (the recording came from this running kernel)"
+        return None, "none: /proc/kallsyms belongs to another boot"
+    return None, "none: no recorded kallsyms; give --kallsyms FILE"
+
+
+class _Symboliser:
+    def __init__(self, side: _Side, ksyms, dsos: S.DsoCache, build_ids: dict[str, bytes]):
+        self.side = side
+        self.ksyms = ksyms
+        self.dsos = dsos
+        self.build_ids = build_ids
+
+    def find_map(self, pid: int, addr: int, t: int) -> Map | None:
+        seen = set()
+        while pid not in seen:
+            seen.add(pid)
+            best = None
+            for m in self.side.maps.get(pid, ()):
+                if m.start <= addr < m.end and (m.time <= t or best is None):
+                    if best is None or (m.time <= t and m.seq > best.seq) or best.time > t:
+                        best = m
+            if best:
+                return best
+            if pid not in self.side.parent:
+                return None
+            pid = self.side.parent[pid][0]
+        return None
+
+    def kernel(self, addrs: np.ndarray):
+        """(symbol, offset, dso) lists for kernel addresses."""
+        n = len(addrs)
+        if self.ksyms is None:
+            return [None] * n, [None] * n, [KERNEL_DSO] * n
+        idx, off = self.ksyms.lookup(addrs)
+        syms, offs, dsos = [], [], []
+        for i, o in zip(idx.tolist(), off.tolist()):
+            if i < 0:
+                syms.append(None)
+                offs.append(None)
+                dsos.append(KERNEL_DSO)
+            else:
+                syms.append(self.ksyms.names[i])
+                offs.append(o)
+                mod = self.ksyms.mods[i]
+                dsos.append(f"[{mod}]" if mod else KERNEL_DSO)
+        return syms, offs, dsos
+
+    def user(self, pids: np.ndarray, addrs: np.ndarray, times: np.ndarray):
+        """(symbol, offset, dso, dso_addr, srcline) lists for user (pid, addr) pairs."""
+        n = len(addrs)
+        sym, off, dso = [None] * n, [None] * n, [None] * n
+        daddr: list[int | None] = [None] * n
+        src: list[str | None] = [None] * n
+        by_map: dict[int, tuple[Map, list[int]]] = {}
+        for k, (pid, a, t) in enumerate(zip(pids.tolist(), addrs.tolist(), times.tolist())):
+            m = self.find_map(pid, a, t)
+            if m is None:
+                continue
+            dso[k] = m.name
+            daddr[k] = a - m.start + m.pgoff
+            by_map.setdefault(id(m), (m, []))[1].append(k)
+        for m, ks in by_map.values():
+            img = self.dsos.get(m.name, m.build_id or self.build_ids.get(m.name))
+            if img is None:
+                continue
+            fo = np.array([daddr[k] for k in ks], dtype=np.uint64)
+            va = img.offset_to_vaddr(fo)
+            good = va >= 0
+            idx, so = img.lookup(np.where(good, va, 0).astype(np.uint64))
+            lines = img.srclines(np.where(good, va, 0).astype(np.uint64))
+            for j, k in enumerate(ks):
+                if good[j]:
+                    daddr[k] = int(va[j])
+                    if idx[j] >= 0:
+                        sym[k] = img.names[idx[j]]
+                        off[k] = int(so[j])
+                    src[k] = lines[j]
+        return sym, off, dso, daddr, src
+
+
+def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None = None,
+                    srcline: str = "own", progress: Callable[[str, int, int], None] | None = None) -> Profile:
+    with PerfData(path) as pd:
+        meta = new_meta(path, "perf.data", pd.size)
+        meta["hostname"] = pd.feature_string("HOSTNAME")
+        meta["kernel"] = pd.feature_string("OSRELEASE")
+        meta["isa"] = normalise_isa(pd.feature_string("ARCH"))
+        meta["cpudesc"] = pd.feature_string("CPUDESC")
+        cl = pd.cmdline()
+        meta["cmdline"] = " ".join(cl) if cl else None
+        if cl and "--" in cl:
+            meta["workload"] = " ".join(cl[cl.index("--") + 1:]) or None
+        nr = pd.nrcpus()
+        meta["nrcpus"] = nr[1] if nr else None
+        names = [event_name(a) for a in pd.attrs]
+        meta["events"] = [{
+            "name": n, "type": a.type, "config": a.config,
+            **({"freq": a.sample_period} if a.freq else {"period": a.sample_period}),
+            "sampling": None, "unit": event_unit(n),
+        } for n, a in zip(names, pd.attrs)]
+
+        res = scan(pd, (lambda d, t: progress("scan", d, t)) if progress else None)
+        c = res.cols
+        side = _Side(pd)
+        for off in c["other_off"].tolist():
+            side.feed(pd.record_at(int(off)))
+
+        skipped: dict[str, int] = {}
+        for t, cnt in sorted(res.type_counts.items()):
+            nm = F.RECORD_NAMES.get(t)
+            if nm is None:
+                skipped[f"unknown record type {t}" if t < 255 else "unknown record types >= 255"] = cnt
+            elif nm not in USED and nm not in STRUCTURAL:
+                skipped[f"{nm} records (not used)"] = cnt
+        if res.unknown_ids:
+            skipped["samples with an id of no event"] = res.unknown_ids
+        meta["records"] = {F.RECORD_NAMES.get(t, f"type {t}"): n for t, n in sorted(res.type_counts.items())}
+        meta["lost"] = side.lost
+        with_samples = set(np.unique(c["attr"]).tolist())
+        for i, e in enumerate(meta["events"]):
+            e["sampling"] = i in with_samples
+        meta["throttle"] = side.throttle
+
+        # -- samples, in time order (the file is ordered per CPU buffer, perf sorts too)
+        ns = len(c["attr"])
+        has_time = all(a.sample_type & F.SAMPLE_TIME for a in pd.attrs)
+        keys = ("attr", "pid", "tid", "time", "cpu", "period", "stack")
+        if has_time and ns and not (c["time"][1:] >= c["time"][:-1]).all():
+            order = np.argsort(c["time"], kind="stable")
+            col = {k: c[k][order] for k in keys}
+        else:
+            order = np.arange(ns)       # already in time order (one CPU buffer, or sorted)
+            col = {k: c[k] for k in keys}
+        def nullable(arr, bit, typ):
+            # null where the sample's attr does not ask for the field
+            has = np.array([bool(a.sample_type & bit) for a in pd.attrs])
+            return pa.array(arr, typ, mask=None if has.all() else ~has[col["attr"]])
+        time_arr = pa.array(col["time"], pa.uint64(), mask=col["time"] == NO_TIME)
+        ev_dict = pa.array(names, pa.string())
+        event_arr = pa.DictionaryArray.from_arrays(pa.array(col["attr"]), ev_dict).cast(pa.string())
+        comm_arr = _comm_column(side, col["tid"], col["time"])
+
+        # -- stacks and frames
+        if progress:
+            progress("symbols", 0, 1)
+        stack_first_time = np.full(len(c["stack_pid"]), NO_TIME, dtype=np.uint64)
+        np.minimum.at(stack_first_time, c["stack"], c["time"])
+        bids = {name: bid for _, bid, name in pd.build_ids()}
+        if kallsyms or _any_kernel(c):
+            ksyms, ksrc = _pick_kallsyms(pd, meta, kallsyms, side.kmaps)
+        else:
+            ksyms, ksrc = None, "not needed: no kernel frames"
+        dsos = S.DsoCache(symfs, srcline)
+        stacks_tbl, frames_tbl, remap, unresolved = _stacks(c, stack_first_time, side, ksyms,
+                                                            dsos, bids)
+        stack_col = remap[col["stack"]]
+        meta["symbolisation"] = {"kernel": ksrc, "unresolved_frames": unresolved,
+                                 "kallsyms_symbols": len(ksyms) if ksyms else 0,
+                                 "dsos": dict(sorted(dsos.status.items()))}
+
+        samples = {
+            "time": time_arr,
+            "cpu": nullable(col["cpu"], F.SAMPLE_CPU, pa.int32()),
+            "pid": nullable(col["pid"], F.SAMPLE_TID, pa.int32()),
+            "tid": nullable(col["tid"], F.SAMPLE_TID, pa.int32()),
+            "comm": comm_arr, "event": event_arr,
+            "period": nullable(col["period"], F.SAMPLE_PERIOD, pa.uint64()),
+            "stack_id": pa.array(stack_col, pa.int32()),
+        }
+        # a period-less sample (no PERIOD bit) weighs its attr's fixed period
+        if not all(a.sample_type & F.SAMPLE_PERIOD for a in pd.attrs):
+            fixed = np.array([0 if a.freq else a.sample_period for a in pd.attrs], np.uint64)
+            has_p = np.array([bool(a.sample_type & F.SAMPLE_PERIOD) for a in pd.attrs])
+            per = np.where(has_p[col["attr"]], col["period"], fixed[col["attr"]])
+            samples["period"] = pa.array(per, pa.uint64())
+        samples.update(_group_values(pd, c, order, names, skipped))
+        meta["skipped"] = skipped
+        meta["totals"] = _totals(side, names)
+        return Profile(meta, pa.table(samples), stacks_tbl, frames_tbl)
+
+
+def _any_kernel(c) -> bool:
+    """Does any chain hold kernel frames? (then kallsyms is worth loading)"""
+    ch = c["chain"]
+    marker = ch >= np.uint64(F.CONTEXT_MAX)
+    kern = np.array([F.CONTEXT_KERNEL, F.CONTEXT_GUEST_KERNEL, F.CONTEXT_HV], dtype=np.uint64)
+    if np.isin(ch[marker], kern).any():
+        return True
+    return not marker.any() and bool((ch >= np.uint64(1 << 63)).any())
+
+
+def _totals(side: _Side, names: list[str]) -> dict[str, int] | None:
+    if not side.reads:
+        return None
+    # one READ record per counter instance (thread or CPU): the last value of each instance
+    last: dict[tuple[int, int, int], int] = {}
+    for attr, ident, tid, v in side.reads:
+        last[(attr, ident, tid)] = v
+    tot: dict[str, int] = {}
+    for (attr, _i, _t), v in last.items():
+        tot[names[attr]] = tot.get(names[attr], 0) + v
+    return tot
+
+
+def _group_values(pd: PerfData, c: dict, order: np.ndarray, names: list[str],
+                  skipped: dict) -> dict[str, pa.Array]:
+    """value:<event> columns: per-sample deltas of each PERF_SAMPLE_READ value, per counter
+    instance (member id; and thread when the event is inherited, whose counters are
+    per-thread), in time order. The first sample of an instance carries the count since
+    the counter was enabled."""
+    rs = c["read_sample"]
+    if not len(rs):
+        return {}
+    ns = len(order)
+    inv = np.empty(ns, dtype=np.int64)
+    inv[order] = np.arange(ns)
+    pos = inv[rs.astype(np.int64)]                      # sample row after sorting
+    sattr = c["attr"][rs.astype(np.int64)]
+    ids = c["read_id"]
+    id2attr = {i: a.index for a in pd.attrs for i in a.ids}
+    member_attr = np.empty(len(rs), dtype=np.int64)
+    for k, (i, m, sa) in enumerate(zip(ids.tolist(), c["read_member"].tolist(), sattr.tolist())):
+        member_attr[k] = id2attr.get(i, sa + m if sa + m < len(pd.attrs) else -1)
+    bad = member_attr < 0
+    if bad.any():
+        skipped["group-read values of unknown members"] = int(bad.sum())
+    inherit = np.array([a.flag("inherit") for a in pd.attrs])
+    tid = c["tid"][rs.astype(np.int64)].astype(np.int64)
+    key_tid = np.where(inherit[np.maximum(member_attr, 0)], tid, -1)
+    # instance key: (id or attr, tid-if-inherited); sort by key then time position
+    inst = np.where(ids != 0, ids.astype(np.int64), -1 - member_attr)
+    srt = np.lexsort((pos, key_tid, inst))
+    v = c["read_value"][srt].astype(np.int64)
+    same = np.zeros(len(srt), bool)
+    same[1:] = (inst[srt][1:] == inst[srt][:-1]) & (key_tid[srt][1:] == key_tid[srt][:-1])
+    delta = v.copy()
+    delta[1:] = np.where(same[1:], v[1:] - v[:-1], v[1:])
+    out = {}
+    ma = member_attr[srt]
+    p = pos[srt]
+    for ai in sorted(set(ma.tolist()) - {-1}):
+        sel = ma == ai
+        vals = np.zeros(ns, dtype=np.int64)
+        mask = np.ones(ns, dtype=bool)
+        vals[p[sel]] = delta[sel]
+        mask[p[sel]] = False
+        out[VALUE_PREFIX + names[ai]] = pa.array(vals, pa.int64(), mask=mask)
+    return out
+
+
+def _stacks(c, stack_time, side: _Side, ksyms, dsos: S.DsoCache, bids):
+    """Split raw chains at context markers, resolve distinct frames, build the tables.
+    Returns (stacks, frames, remap raw stack index -> stack_id, unresolved frame count)."""
+    chain = c["chain"]
+    starts = c["stack_start"].astype(np.int64)
+    lens = c["stack_len"].astype(np.int64)
+    nst = len(starts)
+    owner = np.repeat(np.arange(nst), lens)
+    is_marker = chain >= np.uint64(F.CONTEXT_MAX)
+    idx = np.arange(len(chain))
+    last = np.maximum.accumulate(np.where(is_marker, idx, -1)) if len(chain) else idx
+    valid = (last >= 0) & (last >= starts[owner] if len(chain) else True)
+    ctx = np.where(valid, chain[np.maximum(last, 0)] if len(chain) else chain, np.uint64(0))
+    kern_ctx = np.isin(ctx, np.array([F.CONTEXT_KERNEL, F.CONTEXT_GUEST_KERNEL, F.CONTEXT_HV],
+                                     dtype=np.uint64))
+    kstart = min((m.start for m in side.kmaps), default=None)
+    no_ctx = ctx == 0
+    # no marker: a kernel address if it lies at or above the kernel's lowest mapping
+    guess_k = (chain >= np.uint64(kstart)) if kstart else (chain >= np.uint64(1 << 63))
+    kernel = np.where(no_ctx, guess_k, kern_ctx)
+    keep = ~is_marker
+    f_owner, f_addr, f_kern = owner[keep], chain[keep], kernel[keep]
+    f_pid = np.where(f_kern, -1, c["stack_pid"][f_owner].astype(np.int64))
+    # distinct (pid, addr): kernel entries share pid -1
+    key = np.stack([f_pid, f_addr.view(np.int64)], axis=1) if len(f_addr) else np.zeros((0, 2), np.int64)
+    ukey, uinv = np.unique(key, axis=0, return_inverse=True) if len(key) else (key, np.zeros(0, np.int64))
+    uinv = uinv.reshape(-1)
+    utime = np.full(len(ukey), NO_TIME, dtype=np.uint64)
+    if len(key):
+        np.minimum.at(utime, uinv, stack_time[f_owner])
+    upid, uaddr = ukey[:, 0], ukey[:, 1].view(np.uint64)
+    uk = upid == -1
+    n = len(ukey)
+    sym, off, dso = [None] * n, [None] * n, [None] * n
+    src: list = [None] * n
+    da: list = [None] * n
+    kidx = np.nonzero(uk)[0]
+    sy = _Symboliser(side, ksyms, dsos, bids)
+    ks, ko, kd = sy.kernel(uaddr[kidx])
+    for j, k in enumerate(kidx.tolist()):
+        sym[k], off[k], dso[k] = ks[j], ko[j], kd[j]
+    uidx = np.nonzero(~uk)[0]
+    us, uo, ud, ua, usrc = sy.user(upid[uidx], uaddr[uidx], utime[uidx])
+    for j, k in enumerate(uidx.tolist()):
+        sym[k], off[k], dso[k], src[k], da[k] = us[j], uo[j], ud[j], usrc[j], ua[j]
+    # frames: one per distinct (addr, dso, kernel)
+    fkey: dict[tuple, int] = {}
+    fid_of_u = np.empty(n, dtype=np.int32)
+    rows = {k: [] for k in ("frame_id", "addr", "symbol", "offset", "dso", "kernel", "srcline",
+                            "dso_addr")}
+    for k in range(n):
+        kk = (int(uaddr[k]), dso[k], bool(uk[k]))
+        fid = fkey.get(kk)
+        if fid is None:
+            fid = fkey[kk] = len(fkey)
+            for col, v in zip(rows, (fid, kk[0], sym[k], off[k], dso[k], kk[2], src[k], da[k])):
+                rows[col].append(v)
+        fid_of_u[k] = fid
+    frames = pa.table(rows, schema=FRAMES_SCHEMA)
+    unresolved = sum(1 for s in rows["symbol"] if s is None)
+    # stacks: frame ids per raw chain, deduplicated after resolution
+    f_fid = fid_of_u[uinv] if len(uinv) else np.zeros(0, np.int32)
+    bounds = np.searchsorted(f_owner, np.arange(nst + 1)) if nst else np.zeros(1, np.int64)
+    seen: dict[tuple, int] = {}
+    remap = np.empty(nst, dtype=np.int32)
+    s_ids, s_frames, s_nk = [], [], []
+    fk_list = f_kern.tolist()
+    fid_list = f_fid.tolist()
+    for s in range(nst):
+        a, b = int(bounds[s]), int(bounds[s + 1])
+        fr = tuple(fid_list[a:b])
+        sid = seen.get(fr)
+        if sid is None:
+            sid = seen[fr] = len(seen)
+            nk = 0
+            for kf in fk_list[a:b]:
+                if not kf:
+                    break
+                nk += 1
+            s_ids.append(sid)
+            s_frames.append(list(fr))
+            s_nk.append(nk)
+        remap[s] = sid
+    stacks = pa.table({"stack_id": s_ids, "frame_ids": s_frames, "nkernel": s_nk},
+                      schema=STACKS_SCHEMA)
+    return stacks, frames, remap, unresolved

@@ -1,0 +1,304 @@
+"""Text recordings -> Profile: `perf script` output (default fields, with or without -g, with
+`pid/tid` or tid only, several events per file, perf's '# ...' header) and folded stacks
+('comm;root;...;leaf COUNT', the stackcollapse-perf convention).
+
+A line that is neither is an error naming file:line; nothing is guessed."""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import FormatError
+from .model import FRAMES_SCHEMA, STACKS_SCHEMA, Profile, new_meta, normalise_isa
+
+HINT = ("give `perf script` output with its default fields (options like -F +pid and -g are "
+        "fine) or folded stacks 'a;b;c COUNT'")
+SAMPLE_RE = re.compile(
+    r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+(?:\[(?P<cpu>\d+)\]\s+)?"
+    r"(?P<time>\d+\.\d+):\s+(?:(?P<period>\d+)\s+)?(?P<event>\S+?):(?:\s+(?P<rest>.*?))?\s*$")
+FRAME_RE = re.compile(r"^\s*(?P<addr>[0-9a-fA-F]+)\s+(?P<sym>.*?)(?:\s+\((?P<dso>.*)\))?\s*$")
+FOLDED_RE = re.compile(r"^(?P<stack>.*\S)\s+(?P<count>\d+)$")
+OFF_RE = re.compile(r"^(?P<sym>.+)\+0x(?P<off>[0-9a-fA-F]+)$")
+HEADER_RE = re.compile(r"^#\s*(?P<key>[a-z][a-z ]*?)\s*:\s*(?P<val>.*)$")
+USER_PSEUDO = {"[unknown]", "[vdso]", "[vsyscall]", "[heap]", "[stack]", "[uprobes]",
+               "[vectors]", "[sigpage]", "[anon]"}
+FOLDED_ANNOT = ("_[k]", "_[j]", "_[i]", "_[w]")
+MAX_FOLDED_ROWS = 50_000_000
+
+
+def _is_kernel(dso: str | None, addr: int) -> bool:
+    if dso:
+        if dso.startswith("[kernel.") or dso.startswith("[guest.kernel"):
+            return True
+        if os.path.basename(dso).startswith("vmlinux"):
+            return True
+        if dso.startswith("[") and dso.endswith("]") and dso not in USER_PSEUDO \
+                and not dso.startswith("[anon") and not dso.startswith("[perf-"):
+            return True     # a kernel module, printed as [name]
+        if dso != "[unknown]":
+            return False
+    # unknown mapping: the top of the 64-bit address space is the kernel's on x86-64 and arm64
+    return addr >= 0xFFFF000000000000
+
+
+class _Builder:
+    def __init__(self):
+        self.frames: dict[tuple, int] = {}
+        self.frame_rows: list[tuple] = []
+        self.stacks: dict[tuple, int] = {}
+        self.stack_rows: list[tuple[list[int], int]] = []
+        self.cols = {k: [] for k in ("time", "cpu", "pid", "tid", "comm", "event", "period",
+                                     "stack_id")}
+
+    def frame(self, addr: int, sym: str | None, off: int | None, dso: str | None,
+              kernel: bool) -> int:
+        key = (addr, sym, dso, kernel) if addr or sym is None else (addr, sym, dso, kernel)
+        fid = self.frames.get(key)
+        if fid is None:
+            fid = self.frames[key] = len(self.frame_rows)
+            self.frame_rows.append((fid, addr, sym, off, dso, kernel))
+        return fid
+
+    def stack(self, fids: list[int], kern: list[bool]) -> int:
+        t = tuple(fids)
+        sid = self.stacks.get(t)
+        if sid is None:
+            nk = 0
+            for k in kern:
+                if not k:
+                    break
+                nk += 1
+            sid = self.stacks[t] = len(self.stack_rows)
+            self.stack_rows.append((fids, nk))
+        return sid
+
+    def tables(self) -> tuple[pa.Table, pa.Table]:
+        fr = self.frame_rows
+        frames = pa.table({
+            "frame_id": [r[0] for r in fr], "addr": [r[1] for r in fr],
+            "symbol": [r[2] for r in fr], "offset": [r[3] for r in fr],
+            "dso": [r[4] for r in fr], "kernel": [r[5] for r in fr],
+            "srcline": [None] * len(fr),
+            "dso_addr": [r[1] if r[4] and not r[5] and r[4] != "[unknown]" else None
+                         for r in fr],
+        }, schema=FRAMES_SCHEMA)
+        stacks = pa.table({"stack_id": list(range(len(self.stack_rows))),
+                           "frame_ids": [r[0] for r in self.stack_rows],
+                           "nkernel": [r[1] for r in self.stack_rows]}, schema=STACKS_SCHEMA)
+        return stacks, frames
+
+
+def _ns(t: str) -> int:
+    sec, _, frac = t.partition(".")
+    return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+def _parse_event_line(val: str) -> dict:
+    ev: dict = {}
+    m = re.search(r"name = ([^,]+)", val)
+    ev["name"] = m.group(1).strip() if m else None
+    m = re.search(r"\btype = (\d+)", val)
+    ev["type"] = int(m.group(1)) if m else None
+    m = re.search(r"\bconfig = (0x[0-9a-fA-F]+|\d+)", val)
+    ev["config"] = int(m.group(1), 0) if m else (0 if ev["type"] is not None else None)
+    m = re.search(r"\{ sample_period, sample_freq \} = (\d+)", val)
+    freq = re.search(r"\bfreq = 1\b", val) is not None
+    if m:
+        ev["freq" if freq else "period"] = int(m.group(1))
+    return ev
+
+
+def _unit(name: str) -> str:
+    return "ns" if name.split(":")[0] in ("cpu-clock", "task-clock") else "events"
+
+
+def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None = None) -> Profile:
+    size = os.path.getsize(path)
+    meta = new_meta(path, "perf-script", size)
+    b = _Builder()
+    header_events: list[dict] = []
+    order: list[str] = []
+    mode = None          # "script" | "folded"
+    cur = None           # (comm, pid, tid, cpu, time, period, event)
+    frames: list[int] = []
+    kern: list[bool] = []
+    unparsed = 0
+    folded_counts: list[int] = []
+
+    def flush():
+        nonlocal cur, frames, kern
+        if cur is None:
+            return
+        comm, pid, tid, cpu, tm, period, ev = cur
+        c = b.cols
+        c["comm"].append(comm); c["pid"].append(pid); c["tid"].append(tid)
+        c["cpu"].append(cpu); c["time"].append(tm); c["period"].append(period)
+        c["event"].append(ev)
+        c["stack_id"].append(b.stack(frames, kern))
+        cur, frames, kern = None, [], []
+
+    def bad(lineno: int, line: str, why: str) -> FormatError:
+        return FormatError(path, f"line {lineno}: {why}: {line.strip()[:80]!r}", HINT)
+
+    try:
+        f = open(path, encoding="utf-8", errors="replace")
+    except OSError as e:
+        from ..errors import ReadError
+        raise ReadError(path, f"cannot open: {e.strerror}") from e
+    with f:
+        done = 0
+        for lineno, line in enumerate(f, 1):
+            done += len(line)
+            if progress and lineno % 200_000 == 0:
+                progress("parse", done, size)
+            s = line.rstrip("\n")
+            if not s.strip():
+                if mode == "script":
+                    flush()
+                continue
+            if s.startswith("#"):
+                m = HEADER_RE.match(s)
+                if m:
+                    k, v = m.group("key"), m.group("val").strip()
+                    if k == "hostname":
+                        meta["hostname"] = v
+                    elif k == "os release":
+                        meta["kernel"] = v
+                    elif k == "arch":
+                        meta["isa"] = normalise_isa(v)
+                    elif k == "nrcpus online":
+                        meta["nrcpus"] = int(v) if v.isdigit() else None
+                    elif k == "cpudesc":
+                        meta["cpudesc"] = v
+                    elif k == "cmdline":
+                        meta["cmdline"] = v
+                        if " -- " in v:
+                            meta["workload"] = v.split(" -- ", 1)[1].strip() or None
+                    elif k == "event":
+                        header_events.append(_parse_event_line(v))
+                continue
+            if mode != "folded" and (s[0] in " \t") and cur is not None:
+                m = FRAME_RE.match(s)
+                if not m:
+                    raise bad(lineno, s, "stack line is not 'ADDR SYMBOL (DSO)'")
+                frames_add(b, m, frames, kern)
+                continue
+            m = SAMPLE_RE.match(s) if mode != "folded" else None
+            if m:
+                if mode is None:
+                    mode = "script"
+                flush()
+                ev = m.group("event")
+                if ev not in order:
+                    order.append(ev)
+                cur = (m.group("comm").strip(), int(m.group("pid")) if m.group("tid") else None,
+                       int(m.group("tid") or m.group("pid")),
+                       int(m.group("cpu")) if m.group("cpu") else None,
+                       _ns(m.group("time")),
+                       int(m.group("period")) if m.group("period") else None, ev)
+                rest = m.group("rest")
+                if rest:
+                    fm = FRAME_RE.match(rest)
+                    if not fm:
+                        raise bad(lineno, s, "sample line ends in something that is not "
+                                             "'ADDR SYMBOL (DSO)'")
+                    frames_add(b, fm, frames, kern)
+                continue
+            m = FOLDED_RE.match(s) if mode in (None, "folded") else None
+            if m:
+                mode = "folded"
+                parts = m.group("stack").split(";")
+                comm, names = parts[0], parts[1:]
+                fids, ks = [], []
+                for nm in reversed(names):          # folded is root first; the model leaf first
+                    k = False
+                    for a in FOLDED_ANNOT:
+                        if nm.endswith(a):
+                            k = a == "_[k]"
+                            nm = nm[:-len(a)]
+                            break
+                    fids.append(b.frame(0, None if nm == "[unknown]" else nm, None, None, k))
+                    ks.append(k)
+                c = b.cols
+                c["comm"].append(comm); c["pid"].append(None); c["tid"].append(None)
+                c["cpu"].append(None); c["time"].append(None); c["period"].append(None)
+                c["event"].append("samples")
+                c["stack_id"].append(b.stack(fids, ks))
+                folded_counts.append(int(m.group("count")))
+                continue
+            raise bad(lineno, s, "not a perf script sample header, stack line or folded stack"
+                      if mode is None else f"line does not fit the {mode} format of this file")
+        flush()
+    if mode is None:
+        raise FormatError(path, "no samples found (empty or comments only)", HINT)
+
+    stacks, frames_t = b.tables()
+    cols = b.cols
+    if mode == "folded":
+        cnt = np.array(folded_counts, dtype=np.int64)
+        if cnt.sum() > MAX_FOLDED_ROWS:
+            raise FormatError(path, f"{int(cnt.sum())} samples in folded counts: more than "
+                              f"{MAX_FOLDED_ROWS} rows", "fold with smaller counts")
+        rep = lambda v, t: pa.array(np.repeat(np.array(v, dtype=object), cnt).tolist(), t)  # noqa: E731
+        samples = pa.table({
+            "time": pa.nulls(int(cnt.sum()), pa.uint64()), "cpu": pa.nulls(int(cnt.sum()), pa.int32()),
+            "pid": pa.nulls(int(cnt.sum()), pa.int32()), "tid": pa.nulls(int(cnt.sum()), pa.int32()),
+            "comm": rep(cols["comm"], pa.string()), "event": rep(cols["event"], pa.string()),
+            "period": pa.array(np.ones(int(cnt.sum()), np.uint64), pa.uint64()),
+            "stack_id": pa.array(np.repeat(np.array(cols["stack_id"], np.int32), cnt), pa.int32()),
+        })
+        meta["source"]["format"] = "folded"
+        meta["events"] = [{"name": "samples", "type": None, "config": None, "period": 1,
+                           "sampling": True, "unit": "samples"}]
+    else:
+        by_name = {e["name"]: e for e in header_events if e.get("name")}
+        periods = cols["period"]
+        # perf prints no period unless asked: the header's fixed period is every sample's
+        for i, (p, ev) in enumerate(zip(periods, cols["event"])):
+            if p is None:
+                h = by_name.get(ev) or by_name.get(ev.split(":")[0])
+                periods[i] = h.get("period") if h else None
+        samples = pa.table({
+            "time": pa.array(cols["time"], pa.uint64()), "cpu": pa.array(cols["cpu"], pa.int32()),
+            "pid": pa.array(cols["pid"], pa.int32()), "tid": pa.array(cols["tid"], pa.int32()),
+            "comm": pa.array(cols["comm"], pa.string()), "event": pa.array(cols["event"], pa.string()),
+            "period": pa.array(periods, pa.uint64()),
+            "stack_id": pa.array(cols["stack_id"], pa.int32()),
+        })
+        evs = []
+        for name in order:
+            h = by_name.get(name) or by_name.get(name.split(":")[0]) or {}
+            e = {"name": name, "type": h.get("type"), "config": h.get("config")}
+            if "freq" in h:
+                e["freq"] = h["freq"]
+            else:
+                e["period"] = h.get("period")
+            e.update(sampling=True, unit=_unit(name))
+            evs.append(e)
+        meta["events"] = evs
+    if unparsed:
+        meta["skipped"]["unparsed lines"] = unparsed
+    meta["symbolisation"] = {"kernel": "as printed by perf script",
+                             "unresolved_frames": sum(1 for s in frames_t.column("symbol").to_pylist()
+                                                      if s is None)}
+    return Profile(meta, samples, stacks, frames_t)
+
+
+def frames_add(b: _Builder, m: re.Match, frames: list[int], kern: list[bool]) -> None:
+    addr = int(m.group("addr"), 16)
+    sym = m.group("sym").strip()
+    dso = m.group("dso")
+    off = None
+    if sym in ("[unknown]", ""):
+        sym = None
+    else:
+        om = OFF_RE.match(sym)
+        if om:
+            sym, off = om.group("sym"), int(om.group("off"), 16)
+    k = _is_kernel(dso, addr)
+    frames.append(b.frame(addr, sym, off, dso, k))
+    kern.append(k)

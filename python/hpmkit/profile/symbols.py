@@ -1,0 +1,368 @@
+"""Symbolisation: kernel addresses through a kallsyms text, user addresses through the ELF
+symbol tables (.symtab, else .dynsym) of the DSO a MMAP/MMAP2 record names, with a build-id
+check and DWARF line tables for srcline. Lookups are vectorised with numpy over sorted starts.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+KALLSYMS_TEXT_TYPES = set("tTwW")
+# aliases perf and we use to check that a kallsyms text belongs to the recorded kernel boot
+REF_SYMBOLS = ("_text", "_stext")
+LAST_SYMBOL_SPAN = 4096     # the last kallsyms symbol has no successor: give it one page
+
+
+def alias_rank(name: str, weak: bool, glob: bool, sized: bool = True) -> tuple:
+    """Sort key choosing one name among symbols at the same address, by perf's rules:
+    sized before zero-sized, non-weak, global, fewer leading underscores, longer name."""
+    return (not sized, weak, not glob, len(name) - len(name.lstrip("_")), -len(name))
+
+
+class Kallsyms:
+    """Function symbols of one kernel boot, from /proc/kallsyms text."""
+
+    def __init__(self, text: str, source: str):
+        self.source = source
+        best: dict[int, tuple[tuple, str, str | None]] = {}
+        self.refs: dict[str, int] = {}
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) < 3:
+                continue
+            try:
+                a = int(parts[0], 16)
+            except ValueError:
+                continue
+            if parts[2] in REF_SYMBOLS and parts[2] not in self.refs:
+                self.refs[parts[2]] = a
+            t = parts[1]
+            if t not in KALLSYMS_TEXT_TYPES:
+                continue
+            # several names at one address: perf (6.1) shows the last one listed, since
+            # the earlier aliases end up zero-sized when symbol ends are fixed up
+            best[a] = ((), parts[2], parts[3].strip("[]") if len(parts) > 3 else None)
+        addrs = list(best)
+        names = [best[a][1] for a in addrs]
+        mods = [best[a][2] for a in addrs]
+        order = np.argsort(np.array(addrs, dtype=np.uint64), kind="stable")
+        self.addrs = np.array(addrs, dtype=np.uint64)[order]
+        self.names = [names[i] for i in order]
+        self.mods = [mods[i] for i in order]
+        # end of each symbol = start of the next different address
+        nxt = np.empty_like(self.addrs)
+        if len(self.addrs):
+            uniq, first = np.unique(self.addrs, return_index=True)
+            pos = np.searchsorted(uniq, self.addrs, side="right")
+            nxt = np.where(pos < len(uniq), uniq[np.minimum(pos, len(uniq) - 1)],
+                           self.addrs + np.uint64(LAST_SYMBOL_SPAN))
+        self.ends = nxt
+
+    def __len__(self) -> int:
+        return len(self.addrs)
+
+    def ref(self) -> tuple[str, int] | None:
+        for n in REF_SYMBOLS:
+            if n in self.refs:
+                return n, self.refs[n]
+        return None
+
+    def lookup(self, addrs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Index into names (-1: not covered) and offset from the symbol start."""
+        addrs = np.asarray(addrs, dtype=np.uint64)
+        if not len(self.addrs):
+            return np.full(len(addrs), -1, np.int64), np.zeros(len(addrs), np.uint64)
+        i = np.searchsorted(self.addrs, addrs, side="right").astype(np.int64) - 1
+        ok = i >= 0
+        ic = np.maximum(i, 0)
+        # several symbols at one address: searchsorted lands on the last; perf shows the
+        # first-listed alias, which is the lowest index with that address
+        first = np.searchsorted(self.addrs, self.addrs[ic], side="left")
+        ok &= addrs < self.ends[ic]
+        idx = np.where(ok, first, -1)
+        off = np.where(ok, addrs - self.addrs[ic], 0).astype(np.uint64)
+        return idx, off
+
+
+def read_kallsyms(path: str | os.PathLike) -> Kallsyms:
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError as e:
+        raise InputError(path, f"cannot read kallsyms: {e.strerror}",
+                         "give a copy of the recording machine's /proc/kallsyms") from e
+    k = Kallsyms(text, os.fspath(path))
+    if not len(k):
+        raise InputError(path, "no function symbols (not a /proc/kallsyms text?)",
+                         "give a copy of the recording machine's /proc/kallsyms")
+    return k
+
+
+@dataclass
+class ElfImage:
+    """Symbols, load segments, build-id and (lazily) line table of one ELF file."""
+    path: str
+    build_id: bytes | None
+    segments: list[tuple[int, int, int]]        # (p_offset, p_filesz, p_vaddr) of PT_LOAD
+    starts: np.ndarray
+    sizes: np.ndarray
+    names: list[str]
+    et_dyn: bool
+    _lines: tuple | None = field(default=None, repr=False)
+    has_dwarf: bool = False
+    has_symtab: bool = False
+    dwarf_path: str | None = None
+
+    def offset_to_vaddr(self, off: np.ndarray) -> np.ndarray:
+        """File offsets to link-time virtual addresses; -1 outside every PT_LOAD."""
+        out = np.full(len(off), -1, dtype=np.int64)
+        o = off.astype(np.int64)
+        for p_off, p_sz, p_va in self.segments:
+            m = (o >= p_off) & (o < p_off + max(p_sz, 1))
+            out = np.where(m & (out < 0), o - p_off + p_va, out)
+        return out
+
+    def lookup(self, vaddr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        v = vaddr.astype(np.uint64)
+        if not len(self.starts):
+            return np.full(len(v), -1, np.int64), np.zeros(len(v), np.uint64)
+        i = np.searchsorted(self.starts, v, side="right").astype(np.int64) - 1
+        ic = np.maximum(i, 0)
+        nxt = np.append(self.starts[1:], np.uint64(2**64 - 1))[ic]
+        end = np.where(self.sizes[ic] > 0, self.starts[ic] + self.sizes[ic], nxt)
+        ok = (i >= 0) & (v < end)
+        return np.where(ok, ic, -1), np.where(ok, v - self.starts[ic], 0).astype(np.uint64)
+
+    def srclines(self, vaddr: np.ndarray) -> list[str | None]:
+        if not self.has_dwarf or not len(vaddr):
+            return [None] * len(vaddr)
+        if self._lines is None:
+            self._lines = _LineTables(self.dwarf_path or self.path)
+        return [self._lines.at(int(v)) for v in vaddr]
+
+
+class _LineTables:
+    """DWARF line rows, decoded only for the compile units that hold wanted addresses (found
+    through .debug_aranges): a libc debug file has thousands of units, a profile needs few."""
+    FULL_DECODE_MAX = 4 << 20   # without aranges, decode everything only for small files
+
+    def __init__(self, path: str):
+        from elftools.elf.elffile import ELFFile
+        self._f = open(path, "rb")
+        self.elf = ELFFile(self._f)
+        self.dw = self.elf.get_dwarf_info()
+        try:
+            self.ar = self.dw.get_aranges()
+        except Exception:  # noqa: BLE001 - broken aranges: treat as absent
+            self.ar = None
+        self.cu_rows: dict[int, tuple] = {}
+        self.all_rows = None
+
+    def _rows(self, cus) -> tuple:
+        rows: list[tuple[int, str | None, int]] = []
+        for cu in cus:
+            lp = self.dw.line_program_for_CU(cu)
+            if lp is None:
+                continue
+            files = lp["file_entry"]
+            v5 = lp.header["version"] >= 5
+            for e in lp.get_entries():
+                st = e.state
+                if st is None:
+                    continue
+                if st.end_sequence:
+                    rows.append((st.address, None, 0))
+                    continue
+                k = st.file if v5 else st.file - 1
+                name = files[k].name.decode(errors="replace") if 0 <= k < len(files) else "?"
+                rows.append((st.address, os.path.basename(name), st.line))
+        rows.sort(key=lambda r: r[0])   # stable: an end_sequence before a new row keeps order
+        return (np.array([r[0] for r in rows], dtype=np.uint64), [r[1] for r in rows],
+                [r[2] for r in rows])
+
+    @staticmethod
+    def _find(table, addr: int) -> str | None:
+        addrs, files, lines = table
+        i = int(np.searchsorted(addrs, np.uint64(addr), side="right")) - 1
+        return f"{files[i]}:{lines[i]}" if i >= 0 and files[i] is not None else None
+
+    def at(self, addr: int) -> str | None:
+        if self.ar is not None:
+            off = self.ar.cu_offset_at_addr(addr)
+            if off is None:
+                return None
+            if off not in self.cu_rows:
+                self.cu_rows[off] = self._rows([self.dw.get_CU_at(off)])
+            return self._find(self.cu_rows[off], addr)
+        if self.all_rows is None:
+            sec = self.elf.get_section_by_name(".debug_line")
+            big = sec is not None and sec["sh_size"] > self.FULL_DECODE_MAX
+            self.all_rows = (np.zeros(0, np.uint64), [], []) if big else \
+                self._rows(self.dw.iter_CUs())
+        return self._find(self.all_rows, addr) if len(self.all_rows[0]) else None
+
+
+def elf_build_id(elf) -> bytes | None:
+    for sec in elf.iter_sections():
+        if sec.header.sh_type == "SHT_NOTE":
+            for note in sec.iter_notes():
+                if note["n_type"] == "NT_GNU_BUILD_ID":
+                    return bytes.fromhex(note["n_desc"])
+    return None
+
+
+def open_elf(path: str) -> ElfImage:
+    """Parse an ELF file's symbols; raises OSError or ELFError for unusable files."""
+    from elftools.elf.elffile import ELFFile
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        bid = elf_build_id(elf)
+        segs = [(s["p_offset"], s["p_filesz"], s["p_vaddr"]) for s in elf.iter_segments()
+                if s["p_type"] == "PT_LOAD"]
+        symtab = elf.get_section_by_name(".symtab")
+        has_symtab = symtab is not None and symtab.num_symbols() > 1
+        starts, sizes, names = _func_symbols(elf, symtab if has_symtab else
+                                             elf.get_section_by_name(".dynsym"))
+        has_dwarf = elf.get_section_by_name(".debug_line") is not None
+        et_dyn = elf.header["e_type"] == "ET_DYN"
+    return ElfImage(path, bid, segs, starts, sizes, names, et_dyn, has_dwarf=has_dwarf,
+                    has_symtab=has_symtab)
+
+
+_SYM64 = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
+                   ("value", "<u8"), ("size", "<u8")])
+_SYM32 = np.dtype([("name", "<u4"), ("value", "<u4"), ("size", "<u4"), ("info", "u1"),
+                   ("other", "u1"), ("shndx", "<u2")])
+STT_NOTYPE, STT_FUNC, STT_GNU_IFUNC = 0, 2, 10
+STB_GLOBAL, STB_WEAK = 1, 2
+SHF_EXECINSTR = 0x4
+
+
+def _func_symbols(elf, sec):
+    """Code symbols of one symbol table, read as a numpy array (pyelftools' per-symbol parsing
+    is ~100x slower on a libc debug file): functions, IFUNCs and labels in executable
+    sections; one name per address, chosen by perf's alias rules."""
+    if sec is None or not elf.little_endian:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint64), []
+    dt = _SYM64 if elf.elfclass == 64 else _SYM32
+    raw = np.frombuffer(sec.data(), dtype=dt)
+    strtab = elf.get_section(sec["sh_link"]).data()
+    typ, bind = raw["info"] & 0xF, raw["info"] >> 4
+    nsec = elf.num_sections()
+    exec_sec = np.zeros(max(nsec, 1) + 1, bool)
+    for i in range(nsec):
+        exec_sec[i] = bool(elf.get_section(i)["sh_flags"] & SHF_EXECINSTR)
+    shndx = raw["shndx"].astype(np.int64)
+    in_sec = (shndx > 0) & (shndx < nsec)          # excludes UNDEF, ABS, COMMON
+    ok = in_sec & (raw["value"] != 0) & (raw["name"] != 0) & (
+        np.isin(typ, (STT_FUNC, STT_GNU_IFUNC)) |
+        ((typ == STT_NOTYPE) & exec_sec[np.where(in_sec, shndx, nsec)]))
+    idx = np.nonzero(ok)[0]
+    best: dict[int, tuple[tuple, str, int]] = {}
+    for k in idx.tolist():
+        o = int(raw["name"][k])
+        name = strtab[o:strtab.index(b"\0", o)].decode("utf-8", "replace")
+        if not name or name[0] in "$.":
+            continue        # mapping symbols ($x, $d) and local labels
+        v, sz, b = int(raw["value"][k]), int(raw["size"][k]), int(bind[k])
+        r = alias_rank(name, b == STB_WEAK, b == STB_GLOBAL, sz > 0)
+        if v not in best or r < best[v][0]:
+            best[v] = (r, name, sz)
+    starts = np.array(sorted(best), dtype=np.uint64)
+    return (starts, np.array([best[int(v)][2] for v in starts], dtype=np.uint64),
+            [best[int(v)][1] for v in starts])
+
+
+PSEUDO_DSOS = ("[vdso]", "[vsyscall]", "[heap]", "[stack]", "[anon", "//anon", "[uprobes]",
+               "[vectors]", "[sigpage]", "/memfd:", "anon_inode:", "/dev/zero")
+
+
+class DsoCache:
+    """Finds and opens the ELF file behind a DSO name, once per (name, build-id)."""
+
+    def __init__(self, symfs: str | None = None, srcline: str = "own"):
+        self.symfs = symfs
+        # srcline: "own" = DWARF in the mapped file itself (a program built with -g), "all" =
+        # also separate debug files (slow for libc: its line programs are large), "none"
+        self.srcline = srcline
+        self.images: dict[tuple[str, bytes | None], ElfImage | None] = {}
+        self.status: dict[str, str] = {}
+
+    def candidates(self, name: str, build_id: bytes | None) -> list[str]:
+        out = []
+        if self.symfs:
+            out.append(os.path.join(self.symfs, name.lstrip("/")))
+            out.append(os.path.join(self.symfs, os.path.basename(name)))
+        else:
+            out.append(name)
+        if build_id:
+            h = build_id.hex()
+            for root in ([self.symfs] if self.symfs else []) + [os.path.expanduser("~")]:
+                out.append(os.path.join(root, ".debug", ".build-id", h[:2], h[2:], "elf"))
+                out.append(os.path.join(root, ".debug", ".build-id", h[:2], h[2:], "debug"))
+        return out
+
+    def debug_candidates(self, name: str, build_id: bytes) -> list[str]:
+        """Separate debug files (full .symtab and DWARF) where distributions and perf keep
+        them: /usr/lib/debug/.build-id, perf's ~/.debug cache, under --symfs when given."""
+        h = build_id.hex()
+        roots = [self.symfs] if self.symfs else ["/", os.path.expanduser("~")]
+        out = []
+        for r in roots:
+            out.append(os.path.join(r, "usr/lib/debug/.build-id", h[:2], h[2:] + ".debug"))
+            out.append(os.path.join(r, ".debug/.build-id", h[:2], h[2:], "debug"))
+            out.append(os.path.join(r, ".debug", name.lstrip("/"), h, "debug"))
+            out.append(os.path.join(r, "usr/lib/debug", name.lstrip("/") + ".debug"))
+        return out
+
+    def get(self, name: str, build_id: bytes | None) -> ElfImage | None:
+        key = (name, build_id)
+        if key in self.images:
+            return self.images[key]
+        img = None
+        if name.startswith(PSEUDO_DSOS) or not name.startswith("/"):
+            self.status[name] = "no file (pseudo mapping)"
+        else:
+            why = "not found" + (f" under --symfs {self.symfs}" if self.symfs else "")
+            for path in self.candidates(name, build_id):
+                if not os.path.isfile(path):
+                    continue
+                try:
+                    cand = open_elf(path)
+                except Exception as e:  # noqa: BLE001 - any unreadable file: try the next one
+                    why = f"unreadable ELF {path}: {e}"
+                    continue
+                if build_id and cand.build_id and cand.build_id != build_id:
+                    why = (f"build-id mismatch at {path} (recorded {build_id.hex()}, "
+                           f"file {cand.build_id.hex()})")
+                    continue
+                img = cand
+                if self.srcline == "none":
+                    img.has_dwarf = False
+                why = f"ok: {path}" + ("" if build_id else " (no recorded build-id)")
+                break
+            bid = build_id or (img.build_id if img else None)
+            if img is not None and bid and not img.has_symtab:
+                # stripped file: symbols and lines from its debug file, load map from itself
+                for dpath in self.debug_candidates(name, bid):
+                    if not os.path.isfile(dpath):
+                        continue
+                    try:
+                        dbg = open_elf(dpath)
+                    except Exception:  # noqa: BLE001
+                        continue
+                    if dbg.build_id not in (None, bid) or not dbg.has_symtab:
+                        continue
+                    img.starts, img.sizes, img.names = dbg.starts, dbg.sizes, dbg.names
+                    img.has_symtab = True
+                    img.has_dwarf = dbg.has_dwarf and self.srcline == "all"
+                    img.dwarf_path = dpath
+                    why += f", symbols from {dpath}"
+                    break
+            self.status[name] = why
+        self.images[key] = img
+        return img

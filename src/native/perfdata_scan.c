@@ -1,0 +1,570 @@
+/* perf.data data-section scanner: the hot loop of `hpmkit profile import`.
+ *
+ * Python (hpmkit.perfdata) parses the file header, attrs and feature sections, then hands
+ * this scanner the mapped file and one description per attr. The scanner walks the records
+ * once and turns PERF_RECORD_SAMPLE into columns (time, cpu, pid, tid, ip, period, attr),
+ * deduplicates call chains per process into a stack table, collects group-read values as
+ * (sample, member, id, value) rows, and lists every other record by offset so Python can
+ * decode the rare ones (MMAP2, COMM, FORK...) itself. Nothing is interpreted beyond what the
+ * sample_type/read_format bits say, so the caller keeps the policy (deltas, symbols).
+ *
+ * Errors: a negative errno, with pdscan__error() giving the byte offset and the reason.
+ * Layouts follow include/uapi/linux/perf_event.h (little-endian files only).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API __attribute__((visibility("default")))
+
+enum {
+	S_IP = 1u << 0, S_TID = 1u << 1, S_TIME = 1u << 2, S_ADDR = 1u << 3, S_READ = 1u << 4,
+	S_CALLCHAIN = 1u << 5, S_ID = 1u << 6, S_CPU = 1u << 7, S_PERIOD = 1u << 8,
+	S_STREAM_ID = 1u << 9, S_RAW = 1u << 10, S_BRANCH_STACK = 1u << 11,
+	S_REGS_USER = 1u << 12, S_STACK_USER = 1u << 13, S_WEIGHT = 1u << 14,
+	S_DATA_SRC = 1u << 15, S_IDENTIFIER = 1u << 16, S_TRANSACTION = 1u << 17,
+	S_REGS_INTR = 1u << 18, S_PHYS_ADDR = 1u << 19, S_AUX = 1u << 20, S_CGROUP = 1u << 21,
+	S_DATA_PAGE_SIZE = 1u << 22, S_CODE_PAGE_SIZE = 1u << 23, S_WEIGHT_STRUCT = 1u << 24,
+};
+enum { F_ENABLED = 1, F_RUNNING = 2, F_ID = 4, F_GROUP = 8, F_LOST = 16 };
+enum { REC_SAMPLE = 9, REC_AUXTRACE = 71, REC_COMPRESSED = 81 };
+
+/* callchain context markers: values >= (u64)-4095 */
+#define CTX_HV ((uint64_t)-32)
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER ((uint64_t)-512)
+#define CTX_GUEST_KERNEL ((uint64_t)-2176)
+#define CTX_GUEST_USER ((uint64_t)-2560)
+
+/* One perf_event_attr, reduced to what decides the sample layout. Filled by Python. */
+struct pdscan_attr {
+	uint64_t sample_type;
+	uint64_t read_format;
+	uint32_t regs_user_n;   /* popcount(sample_regs_user) */
+	uint32_t regs_intr_n;   /* popcount(sample_regs_intr) */
+	uint32_t branch_hw_index; /* branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX */
+	uint32_t branch_counters; /* branch_sample_type & PERF_SAMPLE_BRANCH_COUNTERS */
+};
+
+struct vec { void *p; size_t n, cap, elem; };
+
+static int vec__grow(struct vec *v, size_t want)
+{
+	if (want <= v->cap)
+		return 0;
+	size_t cap = v->cap ? v->cap : 4096;
+	while (cap < want)
+		cap *= 2;
+	void *p = realloc(v->p, cap * v->elem);
+	if (!p)
+		return -ENOMEM;
+	v->p = p;
+	v->cap = cap;
+	return 0;
+}
+
+#define VPUSH(v, T, x) (vec__grow(&(v), (v).n + 1) ? -ENOMEM : (((T *)(v).p)[(v).n++] = (x), 0))
+
+enum col {
+	C_OFF, C_ATTR, C_IP, C_PID, C_TID, C_TIME, C_CPU, C_PERIOD, C_ADDR, C_MODE, C_STACK,
+	C_READ_SAMPLE, C_READ_MEMBER, C_READ_ID, C_READ_VALUE,
+	C_STACK_PID, C_STACK_START, C_STACK_LEN, C_CHAIN,
+	C_OTHER_OFF, C_OTHER_TYPE,
+	C_NCOLS
+};
+static const size_t col_elem[C_NCOLS] = {
+	8, 4, 8, 4, 4, 8, 4, 8, 8, 1, 4,
+	8, 4, 8, 8,
+	4, 8, 4, 8,
+	8, 4,
+};
+
+struct pdscan {
+	struct pdscan_attr *attrs;
+	uint32_t nattrs;
+	uint64_t *ids;          /* open-addressing map sample id -> attr index */
+	int32_t *id_attr;
+	uint32_t id_cap, id_n;
+	int id_pos;             /* u64 index of the id in a sample, -1: not present */
+	struct vec col[C_NCOLS];
+	uint32_t *stack_tab;    /* hash of stack index + 1, 0 = empty */
+	uint32_t stack_cap;
+	uint64_t type_count[256]; /* records seen per type (>=255 folded into 255) */
+	uint64_t unknown_id;    /* samples whose id matches no attr */
+	uint64_t err_off;
+	const char *err;
+	int extra;              /* also fill offset, ip, addr, cpumode (off by default: speed) */
+};
+
+/* Keep the per-sample record offset, ip, addr and cpumode columns too. */
+API void pdscan__keep_extra(struct pdscan *h, int on) { h->extra = on; }
+
+/* Reserve room for n samples per column: growth by realloc would copy every column. */
+API int pdscan__reserve(struct pdscan *h, uint64_t n)
+{
+	for (int c = C_OFF; c <= C_STACK; c++)
+		if (vec__grow(&h->col[c], n))
+			return -ENOMEM;
+	return 0;
+}
+
+API struct pdscan *pdscan__new(const struct pdscan_attr *attrs, uint32_t nattrs)
+{
+	struct pdscan *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->attrs = calloc(nattrs ? nattrs : 1, sizeof(*attrs));
+	if (!h->attrs) {
+		free(h);
+		return NULL;
+	}
+	memcpy(h->attrs, attrs, nattrs * sizeof(*attrs));
+	h->nattrs = nattrs;
+	for (int i = 0; i < C_NCOLS; i++)
+		h->col[i].elem = col_elem[i];
+	/* Where the sample id sits decides which attr a sample belongs to; perf requires the
+	 * same position for every attr of a file, so the first attr's layout is used. */
+	uint64_t st = nattrs ? attrs[0].sample_type : 0;
+	if (st & S_IDENTIFIER)
+		h->id_pos = 0;
+	else if (st & S_ID)
+		h->id_pos = !!(st & S_IP) + !!(st & S_TID) + !!(st & S_TIME) + !!(st & S_ADDR);
+	else
+		h->id_pos = -1;
+	return h;
+}
+
+API void pdscan__delete(struct pdscan *h)
+{
+	if (!h)
+		return;
+	for (int i = 0; i < C_NCOLS; i++)
+		free(h->col[i].p);
+	free(h->attrs);
+	free(h->ids);
+	free(h->id_attr);
+	free(h->stack_tab);
+	free(h);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+/* Register the ids of one attr (from the file's attr section or EVENT_DESC). */
+API int pdscan__add_ids(struct pdscan *h, const uint64_t *ids, uint32_t n, int32_t attr)
+{
+	if (attr < 0 || (uint32_t)attr >= h->nattrs)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		if ((h->id_n + 1) * 2 > h->id_cap) {
+			/* rebuild at twice the size; ids are few (one per event and CPU/thread) */
+			uint32_t ncap = h->id_cap ? h->id_cap * 2 : 64;
+			uint64_t *nids = calloc(ncap, 8);
+			int32_t *nattr = malloc(ncap * 4);
+			if (!nids || !nattr) {
+				free(nids);
+				free(nattr);
+				return -ENOMEM;
+			}
+			for (uint32_t j = 0; j < ncap; j++)
+				nattr[j] = -1;
+			for (uint32_t j = 0; j < h->id_cap; j++) {
+				if (h->id_attr[j] < 0)
+					continue;
+				uint32_t k = mix(h->ids[j]) & (ncap - 1);
+				while (nattr[k] >= 0)
+					k = (k + 1) & (ncap - 1);
+				nids[k] = h->ids[j];
+				nattr[k] = h->id_attr[j];
+			}
+			free(h->ids);
+			free(h->id_attr);
+			h->ids = nids;
+			h->id_attr = nattr;
+			h->id_cap = ncap;
+		}
+		uint32_t k = mix(ids[i]) & (h->id_cap - 1);
+		while (h->id_attr[k] >= 0 && h->ids[k] != ids[i])
+			k = (k + 1) & (h->id_cap - 1);
+		if (h->id_attr[k] < 0)
+			h->id_n++;
+		h->ids[k] = ids[i];
+		h->id_attr[k] = attr;
+	}
+	return 0;
+}
+
+static int32_t attr_of_id(const struct pdscan *h, uint64_t id)
+{
+	if (!h->id_cap)
+		return -1;
+	uint32_t k = mix(id) & (h->id_cap - 1);
+	while (h->id_attr[k] >= 0) {
+		if (h->ids[k] == id)
+			return h->id_attr[k];
+		k = (k + 1) & (h->id_cap - 1);
+	}
+	return -1;
+}
+
+static int fail(struct pdscan *h, uint64_t off, const char *why)
+{
+	h->err_off = off;
+	h->err = why;
+	return -EPROTO;
+}
+
+static uint64_t chain_hash(int32_t pid, const uint64_t *ips, uint32_t n)
+{
+	uint64_t x = mix((uint64_t)(uint32_t)pid ^ ((uint64_t)n << 32));
+	for (uint32_t i = 0; i < n; i++)
+		x = mix(x ^ ips[i]) + i;
+	return x;
+}
+
+static int stack_rehash(struct pdscan *h)
+{
+	uint32_t ncap = h->stack_cap ? h->stack_cap * 2 : 1u << 12;
+	uint32_t *tab = calloc(ncap, 4);
+	if (!tab)
+		return -ENOMEM;
+	const uint64_t *chain = h->col[C_CHAIN].p;
+	const uint64_t *start = h->col[C_STACK_START].p;
+	const uint32_t *len = h->col[C_STACK_LEN].p;
+	const int32_t *spid = h->col[C_STACK_PID].p;
+	for (size_t s = 0; s < h->col[C_STACK_PID].n; s++) {
+		uint32_t k = chain_hash(spid[s], chain + start[s], len[s]) & (ncap - 1);
+		while (tab[k])
+			k = (k + 1) & (ncap - 1);
+		tab[k] = (uint32_t)s + 1;
+	}
+	free(h->stack_tab);
+	h->stack_tab = tab;
+	h->stack_cap = ncap;
+	return 0;
+}
+
+/* The stack id of (pid, ips[0..n)): an existing one or a new entry. */
+static int64_t stack_intern(struct pdscan *h, int32_t pid, const uint64_t *ips, uint32_t n)
+{
+	if ((uint64_t)(h->col[C_STACK_PID].n + 1) * 2 > h->stack_cap && stack_rehash(h))
+		return -ENOMEM;
+	uint64_t hv = chain_hash(pid, ips, n);
+	uint32_t k = hv & (h->stack_cap - 1);
+	const uint64_t *chain = h->col[C_CHAIN].p;
+	const uint64_t *start = h->col[C_STACK_START].p;
+	const uint32_t *len = h->col[C_STACK_LEN].p;
+	const int32_t *spid = h->col[C_STACK_PID].p;
+	while (h->stack_tab[k]) {
+		uint32_t s = h->stack_tab[k] - 1;
+		if (spid[s] == pid && len[s] == n && !memcmp(chain + start[s], ips, n * 8ull))
+			return s;
+		k = (k + 1) & (h->stack_cap - 1);
+	}
+	struct vec *c = &h->col[C_CHAIN];
+	if (vec__grow(c, c->n + n))
+		return -ENOMEM;
+	uint64_t at = c->n;
+	memcpy((uint64_t *)c->p + c->n, ips, n * 8ull);
+	c->n += n;
+	size_t s = h->col[C_STACK_PID].n;
+	if (VPUSH(h->col[C_STACK_PID], int32_t, pid) || VPUSH(h->col[C_STACK_START], uint64_t, at) ||
+	    VPUSH(h->col[C_STACK_LEN], uint32_t, n))
+		return -ENOMEM;
+	h->stack_tab[k] = (uint32_t)s + 1;
+	return (int64_t)s;
+}
+
+static uint64_t mode_marker(uint16_t misc)
+{
+	switch (misc & 7) {
+	case 1: return CTX_KERNEL;
+	case 2: return CTX_USER;
+	case 3: return CTX_HV;
+	case 4: return CTX_GUEST_KERNEL;
+	case 5: return CTX_GUEST_USER;
+	default: return 0;
+	}
+}
+
+#define NEED(nbytes) do { if ((uint64_t)(end - p) < (uint64_t)(nbytes)) \
+	return fail(h, off, "sample shorter than its sample_type says"); } while (0)
+#define U64(dst) do { NEED(8); memcpy(&(dst), p, 8); p += 8; } while (0)
+#define SKIP(nbytes) do { NEED(nbytes); p += (nbytes); } while (0)
+
+static int read_values(struct pdscan *h, uint64_t off, const uint8_t **pp, const uint8_t *end,
+		       uint64_t rf, uint64_t sample_idx, uint64_t sample_id)
+{
+	const uint8_t *p = *pp;
+	uint64_t nr = 1, v, id = 0, skip;
+	if (rf & F_GROUP)
+		U64(nr);
+	if (nr > 4096)
+		return fail(h, off, "group read with more than 4096 members");
+	if (!(rf & F_GROUP)) {
+		U64(v);
+		skip = (!!(rf & F_ENABLED) + !!(rf & F_RUNNING)) * 8;
+		SKIP(skip);
+		if (rf & F_ID)
+			U64(id);
+		else
+			id = sample_id;
+		if (rf & F_LOST)
+			SKIP(8);
+		if (VPUSH(h->col[C_READ_SAMPLE], uint64_t, sample_idx) ||
+		    VPUSH(h->col[C_READ_MEMBER], int32_t, 0) || VPUSH(h->col[C_READ_ID], uint64_t, id) ||
+		    VPUSH(h->col[C_READ_VALUE], uint64_t, v))
+			return -ENOMEM;
+		*pp = p;
+		return 0;
+	}
+	skip = (!!(rf & F_ENABLED) + !!(rf & F_RUNNING)) * 8;
+	SKIP(skip);
+	for (uint64_t i = 0; i < nr; i++) {
+		U64(v);
+		id = 0;
+		if (rf & F_ID)
+			U64(id);
+		if (rf & F_LOST)
+			SKIP(8);
+		if (VPUSH(h->col[C_READ_SAMPLE], uint64_t, sample_idx) ||
+		    VPUSH(h->col[C_READ_MEMBER], int32_t, (int32_t)i) ||
+		    VPUSH(h->col[C_READ_ID], uint64_t, id) || VPUSH(h->col[C_READ_VALUE], uint64_t, v))
+			return -ENOMEM;
+	}
+	*pp = p;
+	return 0;
+}
+
+static int sample(struct pdscan *h, uint64_t off, const uint8_t *p, const uint8_t *end, uint16_t misc)
+{
+	int32_t ai = 0;
+	uint64_t sid = 0;
+	if (h->id_pos >= 0) {
+		NEED((h->id_pos + 1) * 8);
+		memcpy(&sid, p + h->id_pos * 8, 8);
+		if (h->nattrs > 1 || h->id_cap) {
+			ai = attr_of_id(h, sid);
+			if (ai < 0) {
+				if (h->nattrs > 1) {
+					h->unknown_id++;
+					return 0;
+				}
+				ai = 0;
+			}
+		}
+	} else if (h->nattrs != 1) {
+		return fail(h, off, "several events but samples carry no id (PERF_SAMPLE_ID/IDENTIFIER)");
+	}
+	const struct pdscan_attr *a = &h->attrs[ai];
+	uint64_t st = a->sample_type, ip = 0, tm = UINT64_MAX, addr = 0, period = 0, x;
+	uint32_t pidtid[2] = {UINT32_MAX, UINT32_MAX}, cpu[2] = {UINT32_MAX, 0};
+	uint64_t idx = h->col[C_ATTR].n;
+
+	if (st & S_IDENTIFIER)
+		SKIP(8);
+	if (st & S_IP)
+		U64(ip);
+	if (st & S_TID) {
+		NEED(8);
+		memcpy(pidtid, p, 8);
+		p += 8;
+	}
+	if (st & S_TIME)
+		U64(tm);
+	if (st & S_ADDR)
+		U64(addr);
+	if (st & S_ID)
+		SKIP(8);
+	if (st & S_STREAM_ID)
+		SKIP(8);
+	if (st & S_CPU) {
+		NEED(8);
+		memcpy(cpu, p, 8);
+		p += 8;
+	}
+	if (st & S_PERIOD)
+		U64(period);
+	if (st & S_READ) {
+		int rc = read_values(h, off, &p, end, a->read_format, idx, sid);
+		if (rc)
+			return rc;
+	}
+	int64_t stack;
+	if (st & S_CALLCHAIN) {
+		uint64_t nr;
+		U64(nr);
+		if (nr > (uint64_t)(end - p) / 8)
+			return fail(h, off, "callchain longer than its record");
+		if (nr == 0) {
+			uint64_t one[2] = {mode_marker(misc), ip};
+			stack = one[0] ? stack_intern(h, (int32_t)pidtid[0], one, 2)
+				       : stack_intern(h, (int32_t)pidtid[0], one + 1, 1);
+		} else {
+			/* ips may be unaligned in a corrupt file; memcpy via a bounded copy */
+			uint64_t buf[512];
+			const uint64_t *ips;
+			uint64_t *heap = NULL;
+			if (((uintptr_t)p & 7) == 0) {
+				ips = (const uint64_t *)(const void *)p;
+			} else if (nr <= 512) {
+				memcpy(buf, p, nr * 8);
+				ips = buf;
+			} else {
+				heap = malloc(nr * 8);
+				if (!heap)
+					return -ENOMEM;
+				memcpy(heap, p, nr * 8);
+				ips = heap;
+			}
+			stack = stack_intern(h, (int32_t)pidtid[0], ips, (uint32_t)nr);
+			free(heap);
+		}
+		p += nr * 8;
+	} else {
+		uint64_t one[2] = {mode_marker(misc), ip};
+		stack = one[0] ? stack_intern(h, (int32_t)pidtid[0], one, 2)
+			       : stack_intern(h, (int32_t)pidtid[0], one + 1, 1);
+	}
+	if (stack < 0)
+		return (int)stack;
+	/* The rest is decoded only to check the record holds what its sample_type says. */
+	if (st & S_RAW) {
+		uint32_t sz;
+		NEED(4);
+		memcpy(&sz, p, 4);
+		SKIP(4 + (uint64_t)sz);
+	}
+	if (st & S_BRANCH_STACK) {
+		U64(x);
+		if (a->branch_hw_index)
+			SKIP(8);
+		if (x > (uint64_t)(end - p) / 24)
+			return fail(h, off, "branch stack longer than its record");
+		SKIP(x * 24);
+		if (a->branch_counters)
+			SKIP(x * 8);
+	}
+	if (st & S_REGS_USER) {
+		U64(x);
+		if (x)
+			SKIP(a->regs_user_n * 8ull);
+	}
+	if (st & S_STACK_USER) {
+		U64(x);
+		if (x > (uint64_t)(end - p))
+			return fail(h, off, "user stack dump longer than its record");
+		SKIP(x);
+		if (x)
+			SKIP(8);
+	}
+	if (st & (S_WEIGHT | S_WEIGHT_STRUCT))
+		SKIP(8);
+	if (st & S_DATA_SRC)
+		SKIP(8);
+	if (st & S_TRANSACTION)
+		SKIP(8);
+	if (st & S_REGS_INTR) {
+		U64(x);
+		if (x)
+			SKIP(a->regs_intr_n * 8ull);
+	}
+	if (st & S_PHYS_ADDR)
+		SKIP(8);
+	if (st & S_CGROUP)
+		SKIP(8);
+	if (st & S_DATA_PAGE_SIZE)
+		SKIP(8);
+	if (st & S_CODE_PAGE_SIZE)
+		SKIP(8);
+	if (st & S_AUX) {
+		U64(x);
+		if (x > (uint64_t)(end - p))
+			return fail(h, off, "aux sample longer than its record");
+		SKIP(x);
+	}
+	if (h->extra && (VPUSH(h->col[C_OFF], uint64_t, off) || VPUSH(h->col[C_IP], uint64_t, ip) ||
+			 VPUSH(h->col[C_ADDR], uint64_t, addr) ||
+			 VPUSH(h->col[C_MODE], uint8_t, (uint8_t)(misc & 7))))
+		return -ENOMEM;
+	if (VPUSH(h->col[C_ATTR], int32_t, ai) || VPUSH(h->col[C_PID], int32_t, (int32_t)pidtid[0]) ||
+	    VPUSH(h->col[C_TID], int32_t, (int32_t)pidtid[1]) || VPUSH(h->col[C_TIME], uint64_t, tm) ||
+	    VPUSH(h->col[C_CPU], int32_t, (int32_t)cpu[0]) ||
+	    VPUSH(h->col[C_PERIOD], uint64_t, period) || VPUSH(h->col[C_STACK], int32_t, (int32_t)stack))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Walk records in buf[pos, end) until end or max_records; *next receives where to resume.
+ * Returns 0, or -EPROTO with pdscan__error(), or -ENOMEM. */
+API int pdscan__run(struct pdscan *h, const uint8_t *buf, uint64_t pos, uint64_t end,
+		    uint64_t max_records, uint64_t *next)
+{
+	uint64_t n = 0;
+	while (pos < end && n < max_records) {
+		if (end - pos < 8)
+			return fail(h, pos, "truncated record header");
+		uint32_t type;
+		uint16_t misc, size;
+		memcpy(&type, buf + pos, 4);
+		memcpy(&misc, buf + pos + 4, 2);
+		memcpy(&size, buf + pos + 6, 2);
+		if (size < 8)
+			return fail(h, pos, "record size below 8 (corrupt data section)");
+		if (size > end - pos)
+			return fail(h, pos, "record runs past the end of the data section (truncated file?)");
+		uint64_t len = size;
+		h->type_count[type < 255 ? type : 255]++;
+		if (type == REC_SAMPLE) {
+			int rc = sample(h, pos, buf + pos + 8, buf + pos + size, misc);
+			if (rc)
+				return rc;
+		} else {
+			if (type == REC_COMPRESSED)
+				return fail(h, pos, "compressed records (perf record -z) are not supported");
+			if (type == REC_AUXTRACE) {
+				/* the AUX data follows the record, outside header.size */
+				uint64_t auxsz;
+				if (size < 16)
+					return fail(h, pos, "AUXTRACE record too short");
+				memcpy(&auxsz, buf + pos + 8, 8);
+				if (auxsz > end - pos - size)
+					return fail(h, pos, "AUXTRACE data runs past the end of the data section");
+				len += auxsz;
+			}
+			if (VPUSH(h->col[C_OTHER_OFF], uint64_t, pos) ||
+			    VPUSH(h->col[C_OTHER_TYPE], uint32_t, type))
+				return -ENOMEM;
+		}
+		pos += len;
+		n++;
+	}
+	*next = pos;
+	return 0;
+}
+
+/* Column `c`: its base pointer (valid until the next pdscan__run/delete) and length. */
+API int pdscan__column(const struct pdscan *h, int c, const void **p, uint64_t *n)
+{
+	if (c < 0 || c >= C_NCOLS)
+		return -EINVAL;
+	*p = h->col[c].p;
+	*n = h->col[c].n;
+	return 0;
+}
+
+API const uint64_t *pdscan__type_counts(const struct pdscan *h) { return h->type_count; }
+API uint64_t pdscan__unknown_ids(const struct pdscan *h) { return h->unknown_id; }
+
+API const char *pdscan__error(const struct pdscan *h, uint64_t *off)
+{
+	*off = h->err_off;
+	return h->err ? h->err : "";
+}
