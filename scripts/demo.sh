@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
-# Set up, then run hpm on the bundled workloads and report with hpmkit.
-# (When `hpmkit compare` lands, this becomes the cross-ISA report on the
-# bundled riscv64/aarch64 recordings.)
+# The main job of hpmkit on bundled data: set up, then rank the kernel call-stack contexts
+# where riscv64 does relatively more work than aarch64 for the same workloads.
+#
+# Data: examples/lab-suite/<arch>/<workload>.hpmprof, the 20 ksuite workloads recorded with
+# `hpm record` in the lab (Linux 6.1 from one source tree, riscv64 and aarch64 under QEMU,
+# exact instruction counts); `hpmkit lab suite --arch both --out examples/lab-suite`
+# records them again (about 20 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 out=demo-out
 mkdir -p "$out"
 echo
-echo "== what this machine can count =="
-build/bin/hpm list --pmus
+echo "== hpmkit compare: riscv64 vs aarch64 on the bundled lab recordings =="
+.venv/bin/hpmkit compare examples/lab-suite/riscv64 --vs examples/lab-suite/aarch64 \
+  --truth data/compare/known-riscv64-slower.tsv \
+  --html "$out/compare.html" --json "$out/compare.json"
 echo
-echo "== hpm stat, 5 runs, software metric group, on a workload touching 20000 pages =="
-build/bin/hpm stat -r 5 -M software -e page-faults -- build/bin/touch-pages 20000
-build/bin/hpm stat --json -o "$out/touch-20000.json" -r 5 -M software -- build/bin/touch-pages 20000
-build/bin/hpm stat --json -o "$out/touch-40000.json" -r 5 -M software -- build/bin/touch-pages 40000
-echo "== hpmkit: the two runs side by side =="
-.venv/bin/hpmkit stat-report "$out/touch-20000.json" "$out/touch-40000.json"
+echo "report: $out/compare.html (open it in a browser); JSON: $out/compare.json"
 echo
-echo "== region markers (tests/regions_demo.c) =="
-HPM_REGION_OUT="$out/regions.json" build/tests/regions_demo 256
-.venv/bin/hpmkit regions "$out/regions.json"
+echo "== the same recordings as flame graphs (sendfile: riscv64 copies misaligned data bytewise) =="
+for arch in riscv64 aarch64; do
+  .venv/bin/hpmkit profile export examples/lab-suite/$arch/sendfile.hpmprof \
+    --format svg -o "$out/sendfile-$arch.svg"
+done
+echo "flame graphs: $out/sendfile-riscv64.svg, $out/sendfile-aarch64.svg"

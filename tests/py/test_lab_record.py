@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from conftest import BUILD, run
+from conftest import BUILD, ROOT, run
 from test_lab import lab
 from test_record import feature_sections
 
@@ -19,7 +19,8 @@ def record_in(arch, tmp_path, *args, name="r.data"):
     path = tmp_path / f"{arch}-{name}"
     path.write_bytes(res.files[f"out/{name}"])
     ks = tmp_path / f"{arch}-{name}.kallsyms"
-    ks.write_bytes(feature_sections(path)[250])
+    run([ROOT / ".venv" / "bin" / "hpmkit", "profile", "kallsyms", path, "-o", ks], check_rc=0)
+    assert ks.read_bytes() == feature_sections(path)[250]
     return path, ks, res.stderr.decode()
 
 

@@ -56,13 +56,19 @@ def to_profile(raw: Path, arch: str, workload: str, out_dir: Path) -> Path:
 
     from ..profile import Profile, ingest
 
-    prof = ingest(raw)
+    # the guest's /bin is build/<arch>/bin: user frames resolve against those binaries
+    symfs = guest.CACHE / f"symfs-{arch}"
+    symfs.mkdir(parents=True, exist_ok=True)
+    if not (symfs / "bin").exists():
+        (symfs / "bin").symlink_to(guest.ROOT / "build" / arch / "bin")
+    prof = ingest(raw, symfs=str(symfs))
     if prof.meta.get("isa") != arch:
         raise LabError(f"{raw}: recorded on {prof.meta.get('isa')}, expected {arch}")
     keep = pc.equal(prof.samples.column("comm"), WORKLOAD_COMM)
     others = prof.samples.num_rows - pc.sum(keep).as_py()
     meta = dict(prof.meta)
     meta["workload"] = workload
+    meta["source"] = dict(meta["source"], path=f"{arch}/{workload}.data")  # not this machine's path
     meta["lab"] = {"qemu": guest.MACHINES[arch].qemu, "icount": "shift=0,sleep=off",
                    "events": EVENTS, "period": PERIOD, "command": f"ksuite --lab {workload}"}
     skipped = dict(meta.get("skipped") or {})

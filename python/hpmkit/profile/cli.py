@@ -95,6 +95,17 @@ def add_parser(sub, raw_formatter) -> None:
     sym_opts(e)
     e.set_defaults(run=_export)
 
+    k = ps.add_parser("kallsyms", help="print the kernel symbols hpm record stored in a perf.data",
+                      description="Print the recording machine's kernel symbols that hpm record "
+                      "stored in the file (feature section 250), in /proc/kallsyms format, so "
+                      "that Linux perf can name kernel frames of a file from another machine.",
+                      epilog="examples:\n  hpmkit profile kallsyms board.data > board.kallsyms\n"
+                      "  perf script -i board.data --kallsyms board.kallsyms\n",
+                      formatter_class=raw_formatter)
+    k.add_argument("file", metavar="PERF.DATA")
+    k.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
+    k.set_defaults(run=_kallsyms)
+
 
 def _load(args):
     from . import ingest
@@ -125,6 +136,19 @@ def _write(path: str | None, text: str) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _kallsyms(args) -> int:
+    from ..errors import FormatError
+    from ..perfdata.reader import PerfData
+    with PerfData(args.file) as pd:
+        text = pd.kallsyms_text()
+    if not text:
+        raise FormatError(args.file, "has no kernel symbol section (bit 250)",
+                          "record with 'hpm record' as root (kernel.kptr_restrict hides addresses "
+                          "otherwise), without --kallsyms none")
+    _write(args.output, text)
+    return 0
 
 
 def _import(args) -> int:
