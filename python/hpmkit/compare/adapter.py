@@ -110,7 +110,8 @@ def from_profile(profile, *, label: str | None = None, workload: str | None = No
         t.notes.append(f"{missing} sample(s) point at stacks the profile does not hold (skipped)")
     skipped = meta.get("skipped") or {}
     if skipped:
-        t.notes.append("ingest skipped " + ", ".join(f"{v} {k}" for k, v in sorted(skipped.items())))
+        for k, v in sorted(skipped.items()):
+            t.notes.append(f"{wl}: ingest skipped {v} {k}")
     if meta.get("lost"):
         t.notes.append(f"{meta['lost']} sample(s) lost while recording")
     return t

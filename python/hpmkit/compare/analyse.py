@@ -173,11 +173,26 @@ def _div(x: float, y: float) -> float:
     return x / y if (y > 0 and math.isfinite(x) and math.isfinite(y) and x > 0) else math.nan
 
 
+def _fold_notes(side: str, notes: list[str]) -> list[str]:
+    """One line per kind of skip across a side's profiles, instead of one per profile."""
+    import re
+    folded: dict[str, list[int]] = {}
+    out = []
+    for n in notes:
+        m = re.fullmatch(r"[^:]+: ingest skipped (\d+) (.*)", n)
+        if m:
+            folded.setdefault(m[2], []).append(int(m[1]))
+        else:
+            out.append(f"{side}: {n}")
+    for what, counts in folded.items():
+        out.append(f"{side}: ingest skipped {sum(counts)} {what} in {len(counts)} profile(s)")
+    return out
+
+
 def run(a: Contexts, b: Contexts, opts: Options | None = None, progress=None) -> Result:
     opts = opts or Options()
     say = progress or (lambda s: None)
-    warnings: list[str] = list(f"{a.label or a.isa}: {n}" for n in a.notes) + \
-        list(f"{b.label or b.isa}: {n}" for n in b.notes)
+    warnings: list[str] = _fold_notes(a.isa or a.label, a.notes) + _fold_notes(b.isa or b.label, b.notes)
     if opts.normalise not in ("total", "none"):
         raise UsageError(f"--normalise: '{opts.normalise}' is not total or none")
     if a.isa and b.isa and a.isa == b.isa:

@@ -56,6 +56,9 @@ def add_parser(sub, raw_formatter) -> None:
                     help="only this workload (repeatable; default: all of 'ksuite list')")
     su.add_argument("--raw", metavar="DIR", help="keep the perf.data files here "
                     "(default .cache/lab/suite-raw)")
+    su.add_argument("--reimport", action="store_true",
+                    help="make the profiles from perf.data files already in the raw folder "
+                    "(record only the missing ones)")
     su.set_defaults(run=_suite)
     p = ls.add_parser("prepare", help="prepare (build or download) the kernels")
     p.add_argument("--arch", choices=[*guest.ARCHES, "both"], required=True)
@@ -69,7 +72,7 @@ def _arches(a: str) -> list[str]:
 def _suite(args) -> int:
     from . import suite
     paths = suite.record_suite(_arches(args.arch), Path(args.out), args.workload,
-                               Path(args.raw) if args.raw else None)
+                               Path(args.raw) if args.raw else None, reuse_raw=args.reimport)
     print(f"lab suite: {len(paths)} profile(s) in {args.out}/", file=sys.stderr)
     return 0
 

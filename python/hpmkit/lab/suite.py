@@ -18,7 +18,9 @@ from .protocol import LabError
 
 EVENTS = "{cpu-clock,cycles,instructions}"
 PERIOD = 100000
-WORKLOAD_COMM = "ksuite"  # the workload and every process it starts run as ksuite
+# the workload and the processes it starts: ksuite, and "exe" for the children it
+# execs through /proc/self/exe (the kernel names a task after the file it execs)
+WORKLOAD_COMMS = ["ksuite", "exe"]
 
 
 def workloads() -> list[str]:
@@ -52,6 +54,7 @@ def record(arch: str, workload: str, raw_dir: Path, period: int = PERIOD,
 
 def to_profile(raw: Path, arch: str, workload: str, out_dir: Path) -> Path:
     """Import a suite recording, keep the workload's own samples, save NAME.hpmprof."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from ..profile import Profile, ingest
@@ -64,7 +67,7 @@ def to_profile(raw: Path, arch: str, workload: str, out_dir: Path) -> Path:
     prof = ingest(raw, symfs=str(symfs))
     if prof.meta.get("isa") != arch:
         raise LabError(f"{raw}: recorded on {prof.meta.get('isa')}, expected {arch}")
-    keep = pc.equal(prof.samples.column("comm"), WORKLOAD_COMM)
+    keep = pc.is_in(prof.samples.column("comm"), value_set=pa.array(WORKLOAD_COMMS))
     others = prof.samples.num_rows - pc.sum(keep).as_py()
     meta = dict(prof.meta)
     meta["workload"] = workload
@@ -74,14 +77,15 @@ def to_profile(raw: Path, arch: str, workload: str, out_dir: Path) -> Path:
     skipped = dict(meta.get("skipped") or {})
     if others:
         # the recorder itself and the guest's init share the CPU: counted, not kept
-        skipped["samples of other processes (hpm, init)"] = others
+        skipped["samples of other processes (hpm, idle, kernel threads)"] = others
     meta["skipped"] = skipped
     prof = Profile(meta, prof.samples.filter(keep), prof.stacks, prof.frames)
     return prof.save(out_dir / arch / f"{workload}.hpmprof")
 
 
 def record_suite(arches: list[str], out_dir: Path, names: list[str] | None = None,
-                 raw_dir: Path | None = None, period: int = PERIOD) -> list[Path]:
+                 raw_dir: Path | None = None, period: int = PERIOD,
+                 reuse_raw: bool = False) -> list[Path]:
     names = names or workloads()
     raw_dir = raw_dir or guest.CACHE / "suite-raw"
     done = []
@@ -89,6 +93,8 @@ def record_suite(arches: list[str], out_dir: Path, names: list[str] | None = Non
     for arch in arches:
         for w in names:
             print(f"lab suite: [{len(done) + 1}/{total}] {arch} {w}", file=sys.stderr, flush=True)
-            raw = record(arch, w, raw_dir, period)
+            raw = raw_dir / arch / f"{w}.data"
+            if not (reuse_raw and raw.is_file()):
+                raw = record(arch, w, raw_dir, period)
             done.append(to_profile(raw, arch, w, out_dir))
     return done
