@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# the lab's kernels: riscv64 built from linux-source-6.1 (first time ~2-3 min on 2 cores),
-# aarch64 taken from Debian's linux-image-arm64; both cached in .cache/lab
+# the lab's kernels: riscv64 and aarch64 built from one linux-source-6.1 tree with matched
+# configs (first time ~6 min each on 2 cores), cached in .cache/lab
 .venv/bin/hpmkit lab prepare --arch both
 exec .venv/bin/python -m pytest -q tests/py "$@"
