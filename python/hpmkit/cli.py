@@ -14,6 +14,8 @@ from .errors import HpmkitError, UsageError
 # modules with an add_parser(subparsers, formatter) function, in --help order
 COMMAND_MODULES = [
     ".lab.cli",
+    ".compare.cli",
+    ".profile.cli",
 ]
 
 MAX_COMPARE = 26  # files are labelled A..Z in the comparison table
