@@ -69,6 +69,12 @@ class ContextTable:
             self.has.setdefault(wl, set()).update(metrics)
         self.notes += other.notes
         self.kernel = self.kernel or other.kernel
+        # name the side after what its profiles have in common, not after the first one
+        if self.label and other.label and self.label != other.label:
+            import os
+            common = os.path.commonpath([self.label.split(" (")[0], other.label.split(" (")[0]])
+            n = len(set(self.workload))
+            self.label = f"{common or '.'} ({n} workloads)"
 
 
 @dataclass
