@@ -13,6 +13,7 @@ from .errors import HpmkitError, UsageError
 
 # modules with an add_parser(subparsers, formatter) function, in --help order
 COMMAND_MODULES = [
+    ".spe.cli",
     ".lab.cli",
     ".compare.cli",
     ".profile.cli",

@@ -1,0 +1,172 @@
+"""Decode an SPE input (perf.data with AUXTRACE, or a raw SPE buffer) into record batches.
+
+Streaming: AUX data is read in chunks and decoded by one C decoder per AUX queue, and records
+come out in numpy batches, so a multi-GB file never sits in memory. Progress goes to stderr
+when asked.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from ..errors import FormatError, ReadError
+from . import perffile
+from .native import RECORD_DTYPE, Decoder, Stats
+
+
+@dataclass
+class Source:
+    """What was decoded and how it went."""
+    path: str
+    kind: str  # "perf.data" or "raw"
+    stats: Stats = field(default_factory=Stats)
+    info: perffile.SpeInfo | None = None
+    time_conv: perffile.TimeConv | None = None
+    aux_buffers: int = 0
+    aux_bytes: int = 0
+    truncated_bytes: int = 0
+    cpus: set = field(default_factory=set)
+
+    def problems(self) -> list[str]:
+        out = self.stats.problems()
+        if self.truncated_bytes:
+            out.append(f"{self.truncated_bytes} byte(s) of AUX data missing from the cut-short file")
+        return out
+
+
+class Progress:
+    """A one-line progress bar on stderr (only when it is a terminal, or when forced)."""
+
+    def __init__(self, total: int, enabled: bool | None = None, label: str = "decoding"):
+        self.total = max(total, 1)
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.label = label
+        self.last = 0.0
+        self.t0 = time.monotonic()
+
+    def update(self, done: int, records: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.2 and done < self.total:
+            return
+        self.last = now
+        frac = min(done / self.total, 1.0)
+        bar = "#" * int(30 * frac)
+        rate = records / max(now - self.t0, 1e-9)
+        sys.stderr.write(f"\r{self.label} [{bar:<30}] {100 * frac:5.1f}% {records} records ({rate / 1e6:.1f} M/s)")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def open_kind(path: str, raw: bool | None) -> str:
+    if raw:
+        return "raw"
+    if not os.path.exists(path):
+        raise ReadError(path, "no such file")
+    if os.path.isdir(path):
+        raise ReadError(path, "is a directory", "give a perf.data file or a raw SPE buffer")
+    if perffile.is_perf_data(path):
+        return "perf.data"
+    if raw is None:
+        raise FormatError(path, "is not a perf.data file (no PERFILE2 magic)",
+                          "pass --raw to decode it as a raw SPE buffer (bytes as the CPU wrote them)")
+    return "raw"
+
+
+def batches(path: str | os.PathLike, raw: bool | None = None, cpu: int = -1, truncated_ok: bool = False,
+            progress: bool | None = False, chunk: int = perffile.CHUNK,
+            src: Source | None = None) -> Iterator[np.ndarray]:
+    """Record arrays (RECORD_DTYPE) in stream order per queue; `src` collects the statistics."""
+    path = os.fspath(path)
+    kind = open_kind(path, raw)
+    if src is None:
+        src = Source(path, kind)
+    src.kind = kind
+    if kind == "raw":
+        yield from _raw(path, cpu, chunk, src, progress)
+    else:
+        yield from _perf(path, truncated_ok, chunk, src, progress)
+
+
+def _raw(path, cpu, chunk, src, progress):
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise ReadError(path, e.strerror or str(e)) from e
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        bar = Progress(size, progress)
+        d = Decoder()
+        d.set_origin(cpu, -1, 0)
+        buf = bytearray(min(chunk, max(size, 1)))
+        mv = memoryview(buf)
+        done = nrec = 0
+        while True:
+            n = f.readinto(mv)
+            if not n:
+                break
+            done += n
+            for b in d.feed(mv[:n], last=done >= size):
+                nrec += len(b)
+                yield b
+            bar.update(done, nrec)
+        d.flush()
+        bar.done()
+        src.stats = d.stats()
+        src.aux_buffers, src.aux_bytes = 1, size
+        src.cpus.add(cpu)
+
+
+def _perf(path, truncated_ok, chunk, src, progress):
+    with perffile.PerfFile(path, truncated_ok=truncated_ok) as pf:
+        bar = Progress(pf.data_end - pf.data_start, progress)
+        decoders: dict[int, Decoder] = {}
+        nrec = 0
+        for ab in pf.aux_buffers():
+            if src.info is None and pf.info is None:
+                raise FormatError(path, f"AUXTRACE data at offset {ab.file_offset:#x} comes before any "
+                                  "AUXTRACE_INFO record: not an SPE recording perf wrote",
+                                  "record with 'perf record -e arm_spe_0//'")
+            src.info = pf.info
+            src.time_conv = pf.time_conv
+            d = decoders.get(ab.idx)
+            if d is None:
+                d = decoders[ab.idx] = Decoder()
+            d.set_origin(ab.cpu, ab.tid, 0)
+            src.aux_buffers += 1
+            src.aux_bytes += ab.available
+            src.cpus.add(ab.cpu)
+            left = ab.available
+            for piece in pf.read_chunks(ab, chunk):
+                left -= len(piece)
+                for b in d.feed(piece, last=left == 0):
+                    nrec += len(b)
+                    yield b
+                bar.update(ab.data_offset - pf.data_start + ab.available - left, nrec)
+        if pf.info is None:
+            raise FormatError(path, "has no AUXTRACE_INFO record: it holds no SPE trace",
+                              "record with 'perf record -e arm_spe_0//' (perf report -D shows what is inside)")
+        bar.done()
+        for d in decoders.values():
+            d.flush()
+            src.stats.add(d.stats())
+        src.info = pf.info
+        src.time_conv = pf.time_conv
+        src.truncated_bytes = pf.truncated_bytes
+
+
+def decode_all(path, **kw) -> tuple[np.ndarray, Source]:
+    """Every record of a file in one array (for analyses of files that fit in memory)."""
+    src = Source(os.fspath(path), "")
+    parts = list(batches(path, src=src, **kw))
+    recs = np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD_DTYPE)
+    return recs, src

@@ -1,0 +1,224 @@
+"""ctypes binding of the C SPE decoder (src/native/spe_*.c, build/native/libhpmspe.so)."""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .. import native
+
+# numpy mirror of struct spe_record (src/native/spe.h); checked against the C size at load.
+RECORD_DTYPE = np.dtype([
+    ("pc", "<u8"), ("tgt", "<u8"), ("vaddr", "<u8"), ("paddr", "<u8"), ("pbt", "<u8"),
+    ("ts", "<u8"), ("events", "<u8"), ("offset", "<u8"),
+    ("context", "<u4"), ("total_lat", "<u2"), ("issue_lat", "<u2"), ("xlat_lat", "<u2"),
+    ("data_source", "<u2"), ("present", "<u2"),
+    ("op_class", "u1"), ("op", "u1"), ("pc_el", "u1"), ("pc_ns", "u1"), ("tgt_el", "u1"),
+    ("pbt_el", "u1"), ("pa_ns", "u1"), ("ctx_el", "u1"), ("_pad", "u1", (2,)),
+    ("cpu", "<i4"), ("tid", "<i4"),
+])
+
+HAS = {"pc": 1 << 0, "tgt": 1 << 1, "va": 1 << 2, "pa": 1 << 3, "pbt": 1 << 4, "ts": 1 << 5,
+       "ev": 1 << 6, "ctx": 1 << 7, "tot": 1 << 8, "issue": 1 << 9, "xlat": 1 << 10,
+       "ds": 1 << 11, "op": 1 << 12, "end": 1 << 13}
+
+KIND_NAMES = ["BAD", "PAD", "END", "TIMESTAMP", "ADDRESS", "COUNTER", "CONTEXT", "OP_TYPE",
+              "EVENTS", "DATA_SOURCE"]
+
+
+class _Pkt(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_uint8), ("index", ctypes.c_uint8), ("len", ctypes.c_uint8),
+                ("ext", ctypes.c_uint8), ("_pad", ctypes.c_uint32), ("payload", ctypes.c_uint64)]
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in (
+        "bytes", "packets", "pad_bytes", "records", "bad_bytes", "bad_runs", "dropped_records",
+        "unterminated", "unknown_addr", "unknown_counter", "unknown_op_class", "first_bad_offset")]
+
+
+@dataclass
+class Stats:
+    """What a decode saw and skipped; every skipped byte and dropped record is counted."""
+    bytes: int = 0
+    packets: int = 0
+    pad_bytes: int = 0
+    records: int = 0
+    bad_bytes: int = 0
+    bad_runs: int = 0
+    dropped_records: int = 0
+    unterminated: int = 0
+    unknown_addr: int = 0
+    unknown_counter: int = 0
+    unknown_op_class: int = 0
+
+    def add(self, other: "Stats") -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def problems(self) -> list[str]:
+        """Human lines for everything that was skipped or dropped (empty when clean)."""
+        out = []
+        if self.bad_bytes:
+            out.append(f"{self.bad_bytes} bad byte(s) skipped in {self.bad_runs} run(s) while resynchronising")
+        if self.dropped_records:
+            out.append(f"{self.dropped_records} partial record(s) dropped (broken by bad bytes)")
+        if self.unterminated:
+            out.append(f"{self.unterminated} record(s) without END/TIMESTAMP at the end of the data dropped")
+        if self.unknown_addr:
+            out.append(f"{self.unknown_addr} address packet(s) with an unknown index ignored")
+        if self.unknown_counter:
+            out.append(f"{self.unknown_counter} counter packet(s) with an unknown index ignored")
+        if self.unknown_op_class:
+            out.append(f"{self.unknown_op_class} operation type packet(s) of unknown class 3")
+        return out
+
+
+_lib = None
+
+
+def lib() -> ctypes.CDLL:
+    global _lib
+    if _lib is None:
+        L = native.load("hpmspe")
+        L.spe_pkt__decode.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64, ctypes.POINTER(_Pkt)]
+        L.spe_pkt__desc.argtypes = [ctypes.POINTER(_Pkt), ctypes.c_char_p, ctypes.c_size_t]
+        L.spe__dump.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_size_t,
+                                ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+        L.spe__dump.restype = ctypes.c_long
+        L.spe_dec__new.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+        L.spe_dec__delete.argtypes = [ctypes.c_void_p]
+        L.spe_dec__set_origin.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_uint64]
+        L.spe_dec__feed.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                                    ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+        L.spe_dec__feed.restype = ctypes.c_long
+        L.spe_dec__flush.argtypes = [ctypes.c_void_p]
+        L.spe_dec__stats.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Stats)]
+        L.spe__record_size.restype = ctypes.c_size_t
+        if L.spe__record_size() != RECORD_DTYPE.itemsize:
+            raise RuntimeError(f"libhpmspe record size {L.spe__record_size()} != {RECORD_DTYPE.itemsize}: rebuild")
+        _lib = L
+    return _lib
+
+
+def decode_packet(buf: bytes, pos: int = 0) -> tuple[int, str, int, int, str]:
+    """One packet at buf[0:]: (length or negative error, kind, index, payload, perf description)."""
+    p = _Pkt()
+    n = lib().spe_pkt__decode(buf, len(buf), pos, ctypes.byref(p))
+    if n <= 0:
+        return n, "BAD", 0, 0, "Bad packet!"
+    d = ctypes.create_string_buffer(256)
+    lib().spe_pkt__desc(ctypes.byref(p), d, 256)
+    return n, KIND_NAMES[p.kind], p.index, p.payload, d.value.decode()
+
+
+def dump_lines(chunks, piece: int = 1 << 20):
+    """`perf report -D` style listing of one SPE buffer given as an iterable of byte chunks;
+    yields text blocks. Pieces of `piece` bytes keep the memory bounded for huge buffers."""
+    look = 32  # a packet decode looks at most 16 bytes ahead
+    pending = b""
+    base = 0
+    size = 0
+    out = None
+    used = ctypes.c_size_t()
+    it = iter(chunks)
+    done = False
+    while not done:
+        parts = [pending]
+        have = len(pending)
+        while have < piece + look:
+            nxt = next(it, None)
+            if nxt is None:
+                done = True
+                break
+            parts.append(bytes(nxt))
+            have += len(nxt)
+        pending = b"".join(parts)
+        limit = len(pending) if done else len(pending) - look
+        pos = 0
+        while pos < limit:
+            take = min(piece, limit - pos)
+            part = pending[pos:pos + take + look]
+            if 110 * take + 64 > size:
+                size = 110 * take + 64
+                out = ctypes.create_string_buffer(size)
+            n = lib().spe__dump(part, len(part), base + pos, take, out, size, ctypes.byref(used))
+            if n < 0:
+                raise RuntimeError("spe dump buffer too small")
+            yield ctypes.string_at(out, n).decode()
+            pos += used.value
+        pending = pending[pos:]
+        base += pos
+
+
+def dump(buf: bytes) -> str:
+    """`perf report -D` style listing of a raw SPE buffer (one line per packet)."""
+    return "".join(dump_lines([buf]))
+
+
+class Decoder:
+    """One SPE stream (one AUX queue): feed chunks, get numpy record arrays. Bounded memory."""
+
+    def __init__(self, batch: int = 65536):
+        self._h = ctypes.c_void_p()
+        rc = lib().spe_dec__new(ctypes.byref(self._h))
+        if rc < 0:
+            raise MemoryError("spe decoder")
+        self._batch = batch
+        self._consumed = ctypes.c_size_t()
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h and _lib is not None:
+            _lib.spe_dec__delete(h)
+            self._h = None
+
+    def set_origin(self, cpu: int, tid: int, offset: int = 0) -> None:
+        lib().spe_dec__set_origin(self._h, cpu, tid, offset)
+
+    def feed(self, buf, last: bool = True):
+        """Decode a bytes-like chunk; yields record arrays as they fill (each a new array)."""
+        mv = memoryview(buf).cast("B")
+        # the C decoder only reads: numpy gives the address of read-only buffers (bytes, a
+        # read-only mmap) as well, without a copy
+        keep = np.frombuffer(mv, dtype=np.uint8) if len(mv) else np.zeros(1, np.uint8)
+        base = keep.ctypes.data
+        pos, n = 0, len(mv)
+        # sized for ~32-byte records (real ones are 32-64 bytes); denser data just takes more
+        # rounds. Small arrays come from the heap again and again instead of fresh mmaps.
+        cap = min(self._batch, max(1024, n // 32))
+        feed = lib().spe_dec__feed
+        out = np.empty(cap, dtype=RECORD_DTYPE)  # handed out, not copied: a new one per batch
+        while True:
+            got = feed(self._h, base + pos, n - pos, int(last), out.ctypes.data, cap, ctypes.byref(self._consumed))
+            pos += self._consumed.value
+            if got:
+                yield out[:got]
+                out = np.empty(cap, dtype=RECORD_DTYPE)
+            if pos >= n and got < cap:
+                break
+        del keep
+
+    def flush(self) -> None:
+        lib().spe_dec__flush(self._h)
+
+    def stats(self) -> Stats:
+        s = _Stats()
+        lib().spe_dec__stats(self._h, ctypes.byref(s))
+        return Stats(**{f.name: getattr(s, f.name) for f in fields(Stats)})
+
+    def first_bad_offset(self) -> int | None:
+        s = _Stats()
+        lib().spe_dec__stats(self._h, ctypes.byref(s))
+        return None if s.first_bad_offset == (1 << 64) - 1 else s.first_bad_offset
+
+
+def decode_bytes(buf, cpu: int = -1, tid: int = -1) -> tuple[np.ndarray, Stats]:
+    """All records of one raw SPE buffer."""
+    d = Decoder()
+    d.set_origin(cpu, tid, 0)
+    parts = list(d.feed(buf, last=True))
+    d.flush()
+    recs = np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD_DTYPE)
+    return recs, d.stats()

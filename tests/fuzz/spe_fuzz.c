@@ -1,0 +1,95 @@
+/* libFuzzer harness for the SPE decoder (src/native/spe_*.c).
+ *
+ * Build and run (a development activity, not part of the test suite):
+ *   make fuzz-spe                         # clang -fsanitize=fuzzer,address,undefined
+ *   build/fuzz/spe_fuzz -max_len=4096 tests/data/spe/fuzz-corpus
+ *
+ * Besides memory errors (ASan/UBSan), it checks properties:
+ *  - every input byte is accounted for (bytes fed == input size);
+ *  - decoding in chunks of any size gives the same records and counts as in one piece
+ *    (the first input byte picks the chunk size);
+ *  - the fast path (table-driven, spe_dec.c fast()) gives the same as the generic path;
+ *  - the dump has one line per packet or bad byte and always fits 110 bytes per input byte.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spe.h"
+
+#define MAXREC 4096
+
+static size_t run(const uint8_t *data, size_t size, size_t chunk, int slow, struct spe_record *out,
+		  struct spe_stats *st)
+{
+	struct spe_dec *d;
+	size_t n = 0, pos = 0;
+
+	if (spe_dec__new(&d) < 0)
+		abort();
+	spe_dec__set_slow(d, slow);
+	spe_dec__set_origin(d, 3, 7, 0);
+	while (pos < size || size == 0) {
+		size_t len = size - pos < chunk ? size - pos : chunk;
+		size_t consumed = 0, off = 0;
+		int last = pos + len == size;
+		do {
+			long got = spe_dec__feed(d, data + pos + off, len - off, last, out + n,
+						 MAXREC - n, &consumed);
+			if (got < 0)
+				abort();
+			n += (size_t)got;
+			off += consumed;
+			if (n == MAXREC)
+				n = 0; /* keep going: the counts are what we compare past this */
+		} while (off < len);
+		pos += len;
+		if (size == 0)
+			break;
+	}
+	spe_dec__flush(d);
+	spe_dec__stats(d, st);
+	spe_dec__delete(d);
+	return n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct spe_record a[MAXREC], b[MAXREC], c[MAXREC];
+	struct spe_stats sa, sb, sc;
+	size_t chunk = size ? (size_t)(data[0] % 64) + 1 : 1;
+	size_t na, nb, nc;
+
+	na = run(data, size, size ? size : 1, 0, a, &sa);
+	nb = run(data, size, chunk, 0, b, &sb);
+	nc = run(data, size, size ? size : 1, 1, c, &sc); /* generic path only */
+	if (sa.bytes != size || sb.bytes != size || sc.bytes != size)
+		abort();
+	if (na != nb || memcmp(a, b, na * sizeof(a[0])) != 0 || memcmp(&sa, &sb, sizeof(sa)) != 0)
+		abort();
+	if (na != nc || memcmp(a, c, na * sizeof(a[0])) != 0 || memcmp(&sa, &sc, sizeof(sa)) != 0)
+		abort();
+
+	size_t cap = 110 * size + 64;
+	char *txt = malloc(cap);
+	if (!txt)
+		return 0;
+	size_t used;
+	long len = spe__dump(data, size, 0, size, txt, cap, &used);
+	if (len < 0 || used != size)
+		abort();
+	free(txt);
+
+	/* single packet decode + description on every offset */
+	for (size_t i = 0; i < size && i < 64; i++) {
+		struct spe_pkt p;
+		char desc[256];
+		int r = spe_pkt__decode(data + i, size - i, i, &p);
+		if (r > 0) {
+			if ((size_t)r > size - i || r > 16)
+				abort();
+			spe_pkt__desc(&p, desc, sizeof(desc));
+		}
+	}
+	return 0;
+}
