@@ -17,6 +17,10 @@ int cmd_bench(int argc, char **argv);
 pid_t spawn(char **cmd, int *go_fd, int *err_fd);
 int spawn_release(pid_t child, int go_fd, int err_fd);
 
+/* "-c 100": a whole number in [lo, hi], else one line "hpm CMD: WHAT must be ..." and -1 */
+int parse_count(const char *cmd, const char *s, const char *what, unsigned long long lo,
+		unsigned long long hi, unsigned long long *out);
+
 /* output helpers (out.c) */
 void json_string(FILE *f, const char *s);
 /* 1234567 -> "1,234,567" */

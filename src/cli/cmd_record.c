@@ -460,21 +460,6 @@ static void header_features(struct perf_file *pf, int argc, char **argv)
 		perf_file__feat_string(pf, PF_FEAT_CMDLINE, argv[i]);
 }
 
-static int parse_num(const char *s, const char *what, unsigned long long lo, unsigned long long hi,
-		     unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || !*s || *s == '-' || v < lo || v > hi) {
-		fprintf(stderr, "hpm record: %s must be a number from %llu to %llu, got '%s'\n", what,
-			lo, hi, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lopts[] = {
@@ -500,12 +485,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->events[o->nevents++] = optarg;
 			break;
 		case 'c':
-			if (parse_num(optarg, "-c", 1, 1ULL << 62, &v))
+			if (parse_count("record", optarg, "-c", 1, 1ULL << 62, &v))
 				return 2;
 			o->period = v;
 			break;
 		case 'F':
-			if (parse_num(optarg, "-F", 1, 1000000, &v))
+			if (parse_count("record", optarg, "-F", 1, 1000000, &v))
 				return 2;
 			o->freq = v;
 			break;
@@ -522,19 +507,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'o': o->output = optarg; break;
 		case 'p':
-			if (parse_num(optarg, "-p", 1, 1ULL << 30, &v))
+			if (parse_count("record", optarg, "-p", 1, 1ULL << 30, &v))
 				return 2;
 			o->pid = (pid_t)v;
 			break;
 		case 'a': o->all_cpus = true; break;
 		case 'C':
-			if (parse_num(optarg, "-C", 0, 1 << 20, &v))
+			if (parse_count("record", optarg, "-C", 0, 1 << 20, &v))
 				return 2;
 			o->cpu = (int)v;
 			break;
 		case 'i': o->no_inherit = true; break;
 		case 'm':
-			if (parse_num(optarg, "-m", 1, 1 << 20, &v))
+			if (parse_count("record", optarg, "-m", 1, 1 << 20, &v))
 				return 2;
 			if (v & (v - 1)) {
 				fprintf(stderr, "hpm record: -m must be a power of 2, got %llu\n", v);

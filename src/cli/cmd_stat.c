@@ -445,20 +445,6 @@ static void report_json(FILE *f, struct opts *o, struct hpm_ctx *ctx, struct hpm
 	fprintf(f, "%s]\n}\n", m ? "\n  " : "");
 }
 
-static int parse_int(const char *s, const char *what, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || *end || !*s || v < lo || v > hi) {
-		fprintf(stderr, "hpm stat: %s must be a number from %ld to %ld, got '%s'\n", what, lo,
-			hi, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 int cmd_stat(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -471,7 +457,7 @@ int cmd_stat(int argc, char **argv)
 		{ 0, 0, 0, 0 }
 	};
 	struct opts o = { .repeat = 1, .cpu = -1 };
-	long v;
+	unsigned long long v;
 	int c;
 	optind = 1;
 	/* '+': stop at the first non-option, the command */
@@ -492,27 +478,27 @@ int cmd_stat(int argc, char **argv)
 			o.metrics[o.nmetrics++] = optarg;
 			break;
 		case 'r':
-			if (parse_int(optarg, "-r", 1, 100000, &v))
+			if (parse_count("stat", optarg, "-r", 1, 100000, &v))
 				return 2;
 			o.repeat = (int)v;
 			break;
 		case 'x': o.sep = optarg; break;
 		case 'j': o.json = true; break;
 		case 'p':
-			if (parse_int(optarg, "-p", 1, 1L << 30, &v))
+			if (parse_count("stat", optarg, "-p", 1, 1L << 30, &v))
 				return 2;
 			o.pid = (pid_t)v;
 			break;
 		case 'a': o.all_cpus = true; break;
 		case 'C':
-			if (parse_int(optarg, "-C", 0, 1 << 20, &v))
+			if (parse_count("stat", optarg, "-C", 0, 1 << 20, &v))
 				return 2;
 			o.cpu = (int)v;
 			break;
 		case 'i': o.no_inherit = true; break;
 		case 'o': o.output = optarg; break;
 		case 'G':
-			if (parse_int(optarg, "--group-max", 1, 64, &v))
+			if (parse_count("stat", optarg, "--group-max", 1, 64, &v))
 				return 2;
 			o.group_max = (int)v;
 			break;

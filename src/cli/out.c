@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
@@ -64,4 +65,19 @@ void outfile_abort(struct outfile *o)
 		fclose(o->f);
 	o->f = NULL;
 	unlink(o->tmp);
+}
+
+int parse_count(const char *cmd, const char *s, const char *what, unsigned long long lo,
+		unsigned long long hi, unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || !*s || *s == '-' || v < lo || v > hi) {
+		fprintf(stderr, "hpm %s: %s must be a number from %llu to %llu, got '%s'\n", cmd, what,
+			lo, hi, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }

@@ -47,3 +47,21 @@ def probe_ok(event: str) -> bool:
         if e["name"] == event:
             return bool(e["available"])
     raise AssertionError(f"{event} not listed")
+
+
+def perf_record_calltree(d: Path, period: int, iterations: int, *, debug: bool = False):
+    """Build tests/data/profile/calltree.c (frame pointers) in d and record it with Linux
+    perf (`cpu-clock:u`, call graphs): the reference recording of the profile tests.
+    Returns (executable, perf.data path)."""
+    import shutil
+    perf = shutil.which("perf")
+    if not perf:
+        pytest.fail("Linux perf is not installed (apt-get install linux-perf)")
+    require(BUILD / "native" / "libhpmperf.so")
+    exe = d / "calltree"
+    run(["gcc", "-O0", *(["-g"] if debug else []), "-fno-omit-frame-pointer", "-o", exe,
+         ROOT / "tests" / "data" / "profile" / "calltree.c"], check_rc=0)
+    data = d / "calltree.data"
+    run([perf, "record", "-q", "-e", "cpu-clock:u", "-c", str(period), "-g", "-o", data, "--",
+         exe, str(iterations)], check_rc=0)
+    return exe, data

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, ROOT, require, run
+from conftest import BUILD, ROOT, perf_record_calltree, require, run
 
 from hpmkit.errors import FormatError
 from hpmkit.perfdata import PerfData
@@ -18,16 +18,7 @@ PERF = shutil.which("perf")
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
-    if not PERF:
-        pytest.fail("Linux perf is not installed")
-    require(BUILD / "native" / "libhpmperf.so")
-    d = tmp_path_factory.mktemp("corrupt")
-    exe = d / "calltree"
-    run(["gcc", "-O0", "-fno-omit-frame-pointer", "-o", exe,
-         ROOT / "tests" / "data" / "profile" / "calltree.c"], check_rc=0)
-    data = d / "good.data"
-    run([PERF, "record", "-q", "-e", "cpu-clock:u", "-c", "200000", "-g", "-o", data, "--",
-         exe, "10000000"], check_rc=0)
+    _, data = perf_record_calltree(tmp_path_factory.mktemp("corrupt"), 200000, 10000000)
     return data.read_bytes()
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, ROOT, require, run
+from conftest import BUILD, ROOT, perf_record_calltree, require, run
 
 from hpmkit.profile import ingest
 from hpmkit.profile.model import Profile
@@ -20,15 +20,8 @@ SCRIPT_FIELDS = "comm,pid,tid,time,period,event,ip,sym,symoff,dso"
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
-    if not PERF:
-        pytest.fail("Linux perf is not installed (apt-get install linux-perf)")
-    require(BUILD / "native" / "libhpmperf.so")
     d = tmp_path_factory.mktemp("rec")
-    exe = d / "calltree"
-    run(["gcc", "-O0", "-g", "-fno-omit-frame-pointer", "-o", exe, WORKLOAD], check_rc=0)
-    data = d / "ct.data"
-    run([PERF, "record", "-q", "-e", "cpu-clock:u", "-c", "100000", "-g", "-o", data, "--",
-         exe, "30000000"], check_rc=0)
+    exe, data = perf_record_calltree(d, 100000, 30000000, debug=True)
     text = d / "ct.txt"
     with open(text, "w") as f:
         subprocess.run([PERF, "script", "-i", data, "--ns", "-F", SCRIPT_FIELDS], stdout=f,
