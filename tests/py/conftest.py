@@ -65,3 +65,15 @@ def perf_record_calltree(d: Path, period: int, iterations: int, *, debug: bool =
     run([perf, "record", "-q", "-e", "cpu-clock:u", "-c", str(period), "-g", "-o", data, "--",
          exe, str(iterations)], check_rc=0)
     return exe, data
+
+
+def build_aarch64_elf(d: Path, name: str, source: str, opt: str) -> Path:
+    """Compile a freestanding static aarch64 test program (for SPE symbolisation tests)."""
+    import shutil
+    cc = shutil.which("aarch64-linux-gnu-gcc")
+    if not cc:
+        pytest.fail("aarch64-linux-gnu-gcc is missing: scripts/setup.sh installs gcc-aarch64-linux-gnu")
+    (d / f"{name}.c").write_text(source)
+    subprocess.run([cc, "-g", opt, "-nostdlib", "-static", "-o", str(d / name), str(d / f"{name}.c")],
+                   check=True)
+    return d / name

@@ -1,8 +1,8 @@
 """SPE analyses: interval, seed estimates (4.2.4, 4.4.2), latency, sources, events, filters, hotspots."""
-import shutil
-import subprocess
 
 import pytest
+
+from conftest import build_aarch64_elf
 
 from hpmkit.errors import UsageError
 from hpmkit.spe import analyses, symbols, synth
@@ -116,13 +116,7 @@ void _start(void) { long a[8] = {0}; cold(a); sink = hot(a, 8); for (;;) ; }
 
 @pytest.fixture(scope="session")
 def aarch64_elf(tmp_path_factory):
-    cc = shutil.which("aarch64-linux-gnu-gcc")
-    if not cc:
-        pytest.fail("aarch64-linux-gnu-gcc is missing: scripts/setup.sh installs gcc-aarch64-linux-gnu")
-    d = tmp_path_factory.mktemp("elf")
-    (d / "hot.c").write_text(HOT_C)
-    subprocess.run([cc, "-g", "-O1", "-nostdlib", "-static", "-o", str(d / "hot"), str(d / "hot.c")], check=True)
-    return d / "hot"
+    return build_aarch64_elf(tmp_path_factory.mktemp("elf"), "hot", HOT_C, "-O1")
 
 
 def test_hotspots_by_symbol_and_annotation(aarch64_elf):

@@ -4,6 +4,8 @@ import subprocess
 
 import pytest
 
+from conftest import build_aarch64_elf
+
 from hpmkit.spe import c2c, symbols, synth
 from hpmkit.spe.native import decode_bytes
 
@@ -32,14 +34,8 @@ def access(pc, va, store, ctx, ds=None, el=0):
 
 @pytest.fixture(scope="module")
 def fs_elf(tmp_path_factory):
-    cc = shutil.which("aarch64-linux-gnu-gcc")
-    if not cc:
-        pytest.fail("aarch64-linux-gnu-gcc is missing: scripts/setup.sh installs gcc-aarch64-linux-gnu")
-    d = tmp_path_factory.mktemp("fs")
-    (d / "fs.c").write_text(FS_C)
     # -O0: every access keeps its own source line (at -O1 gcc gives reader() its closing line)
-    subprocess.run([cc, "-g", "-O0", "-nostdlib", "-static", "-o", str(d / "fs"), str(d / "fs.c")], check=True)
-    return d / "fs"
+    return build_aarch64_elf(tmp_path_factory.mktemp("fs"), "fs", FS_C, "-O0")
 
 
 def pcs_of(elf, fn, mnemonic):
