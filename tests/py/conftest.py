@@ -9,7 +9,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 HPM = BUILD / "bin" / "hpm"
-SHARED = ROOT.parent / "shared"
 
 
 def require(path: Path) -> Path:

@@ -1,19 +1,17 @@
-"""The public fixtures in ../shared/fixtures/profiles (read in place, not copied): perf script
-text of arm64 and x86_64 recordings, folded stacks, and an aarch64 perf.data."""
+"""The public fixtures in tests/data/profile/fixtures (origin and licence in its README): perf
+script text of arm64 and x86_64 recordings, folded stacks, and an aarch64 perf.data."""
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
-
 from hpmkit.errors import FormatError
 from hpmkit.profile import export, ingest
 
-FIX = SHARED / "fixtures" / "profiles"
-GRAV = FIX / "arm64_graviton3_aperf"
-X86 = FIX / "x86_64_format_fixtures"
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "profile"
+FIX = GOLDEN / "fixtures"
+GRAV = FIX / "arm64_graviton3_aperf"
+X86 = FIX / "x86_64_flamegraph"
 SYSCALL = ["el0t_64_sync_handler", "el0_svc", "do_el0_svc", "el0_svc_common.constprop.0",
            "invoke_syscall"]
 
