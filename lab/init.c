@@ -25,7 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -141,6 +144,23 @@ static void power_off(void)
 		pause();
 }
 
+/* Bring up `lo` (127.0.0.1 is configured by the kernel with the device) so socket
+ * workloads can use loopback; kernels built without networking just skip it. */
+static void loopback_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+}
+
 int main(void)
 {
 	mount("proc", "/proc", "proc", 0, NULL);
@@ -148,6 +168,7 @@ int main(void)
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
 	mount("tmpfs", "/tmp", "tmpfs", 0, NULL);
 	mount("tmpfs", "/out", "tmpfs", 0, NULL);
+	loopback_up();
 	setenv("PATH", "/bin", 1);
 	setenv("HOME", "/out", 1);
 	apply_sysctls();

@@ -14,7 +14,7 @@
 # stderr: progress lines "lab: ..."; on error one "lab: error: ..." line
 #         (plus the tail of the build log when the build itself failed).
 #
-# Boot it with (QEMU 7.2, OpenSBI from qemu-system-data via -bios default):
+# Boot it with (QEMU 10, OpenSBI from the opensbi package via -bios default):
 #   qemu-system-riscv64 -M virt -cpu rv64,sscofpmf=true -m 256M -smp 1 \
 #     -nographic -icount shift=0,sleep=off -rtc base=utc,clock=vm \
 #     -kernel IMAGE -initrd init.cpio -no-reboot \
@@ -31,8 +31,8 @@ FIRMWARE=/usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin
 # are all checked too).
 KEY_OPTS="PERF_EVENTS RISCV_PMU_SBI BLK_DEV_INITRD FRAME_POINTER KALLSYMS HVC_RISCV_SBI"
 
-lab_install gcc-riscv64-linux-gnu qemu-system-misc
-[ -r "$FIRMWARE" ] || die "OpenSBI firmware $FIRMWARE missing (qemu-system-data); QEMU -bios default will not boot"
+lab_install gcc-riscv64-linux-gnu qemu-system-riscv
+[ -r "$FIRMWARE" ] || die "OpenSBI firmware $FIRMWARE missing (package opensbi); QEMU -bios default will not boot"
 lab_source
 lab_build riscv64 riscv "$CROSS" arch/riscv/boot/Image "$KEY_OPTS" \
     "$LAB_ROOT/lab/common.config" "$LAB_ROOT/lab/riscv64.config"

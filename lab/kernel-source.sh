@@ -113,7 +113,7 @@ lab_build() {
     hash=$(cat "${frags[@]}" | sha256sum | cut -c1-12)
     tag=$LAB_VERSION-$hash
     out=$cache/Image-$tag
-    if [ -s "$out" ]; then echo "$out"; return 0; fi
+    if [ -s "$out" ]; then lab_offsets "$cache" "$tag"; echo "$out"; return 0; fi
     mkdir -p "$cache"
     # One build per arch at a time (two test jobs asking for the kernel at once).
     exec 9>"$cache/.build.lock"
@@ -166,6 +166,7 @@ lab_build() {
     cp "$build/$image" "$out.tmp"
     mv "$out.tmp" "$out"
     rm -rf "$snap"
+    lab_offsets "$cache" "$tag"
     say "kernel ready after $((SECONDS - start)) s: $out"
     echo "$out"
 }
@@ -205,3 +206,65 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     lab_source
     echo "$LAB_SRC"
 fi
+
+# Offsets of the kernel structures the lab's in-emulator sampler reads from guest memory
+# (lab/pes: the running task's pid, tgid, comm, parent and executable), as
+# "struct.field value" lines in $cache/offsets-$tag.  They are asked from the compiler with
+# the exact flags kbuild used for kernel/fork.c of this build (its .cmd file), so they
+# follow the config; the guest kernel itself is not changed.  Cached; needs the build folder.
+lab_offsets() {
+    local cache tag=$2 build
+    cache=$(cd "$1" && pwd) || die "no folder $1"
+    build=$cache/build-$LAB_VERSION
+    local dst=$cache/offsets-$tag
+    [ -s "$dst" ] && return 0
+    local cmdf=$build/kernel/.fork.o.cmd
+    [ -r "$cmdf" ] || die "cannot make $dst: $cmdf is missing (remove $cache/Image-$tag to rebuild)"
+    local cc
+    cc=$(sed -n 's/^cmd_kernel\/fork\.o := //p' "$cmdf" | sed 's/ -Wp,-MMD,[^ ]*//; s/ -c -o kernel\/fork\.o .*$//')
+    [ -n "$cc" ] || die "cannot read the compiler command from $cmdf"
+    local src=$cache/offsets.tmp.c asm=$cache/offsets.tmp.s
+    cat >"$src" <<'C'
+#include <linux/sched.h>
+#include <linux/mm_types.h>
+#include <linux/fs.h>
+#include <linux/dcache.h>
+#include <linux/path.h>
+#define HPMLAB_OFF(name, val) asm volatile("\n.ascii \"@@HPMOFF " name " %0\"" : : "i"(val))
+void hpmlab_offsets(void);
+void hpmlab_offsets(void)
+{
+	HPMLAB_OFF("task_struct.pid", offsetof(struct task_struct, pid));
+	HPMLAB_OFF("task_struct.tgid", offsetof(struct task_struct, tgid));
+	HPMLAB_OFF("task_struct.comm", offsetof(struct task_struct, comm));
+	HPMLAB_OFF("task_struct.mm", offsetof(struct task_struct, mm));
+	HPMLAB_OFF("task_struct.active_mm", offsetof(struct task_struct, active_mm));
+	HPMLAB_OFF("task_struct.real_parent", offsetof(struct task_struct, real_parent));
+	HPMLAB_OFF("task_struct.group_leader", offsetof(struct task_struct, group_leader));
+	HPMLAB_OFF("task_struct.flags", offsetof(struct task_struct, flags));
+	HPMLAB_OFF("task_struct.stack", offsetof(struct task_struct, stack));
+	HPMLAB_OFF("sizeof.task_struct", sizeof(struct task_struct));
+	HPMLAB_OFF("mm_struct.exe_file", offsetof(struct mm_struct, exe_file));
+	HPMLAB_OFF("mm_struct.start_code", offsetof(struct mm_struct, start_code));
+	HPMLAB_OFF("mm_struct.end_code", offsetof(struct mm_struct, end_code));
+	HPMLAB_OFF("mm_struct.pgd", offsetof(struct mm_struct, pgd));
+	HPMLAB_OFF("file.f_path", offsetof(struct file, f_path));
+	HPMLAB_OFF("path.dentry", offsetof(struct path, dentry));
+	HPMLAB_OFF("dentry.d_name", offsetof(struct dentry, d_name));
+	HPMLAB_OFF("dentry.d_iname", offsetof(struct dentry, d_iname));
+	HPMLAB_OFF("qstr.name", offsetof(struct qstr, name));
+	HPMLAB_OFF("thread_size", THREAD_SIZE);
+	HPMLAB_OFF("pt_regs.size", sizeof(struct pt_regs));
+}
+C
+    # shellcheck disable=SC2086  # kbuild's own word list
+    if ! (cd "$build" && eval "$cc -S -o '$asm' '$src'") 2>"$cache/offsets.tmp.log"; then
+        echo "lab: error: compiling the structure offsets failed; last lines:" >&2
+        tail -n 5 "$cache/offsets.tmp.log" >&2
+        exit 1
+    fi
+    sed -n 's/.*@@HPMOFF \([a-z_.]*\) [$#]*\([0-9]*\).*/\1 \2/p' "$asm" >"$dst.tmp"
+    [ "$(wc -l <"$dst.tmp")" -eq 21 ] || die "offsets: expected 21 values, got $(wc -l <"$dst.tmp") (see $asm)"
+    mv "$dst.tmp" "$dst"
+    rm -f "$src" "$asm" "$cache/offsets.tmp.log"
+}

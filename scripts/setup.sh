@@ -10,7 +10,6 @@ PKGS=(
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross  # static hpm for riscv64
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross    # static hpm for aarch64
   qemu-user-static                             # cross-built unit tests
-  qemu-system-misc qemu-system-arm             # the lab: riscv64 and aarch64 guests
   linux-perf                                   # reference for hpm stat tests
   libpapi-dev papi-tools                       # overhead benchmark against PAPI 7
   python3 python3-venv python3-pip             # hpmkit analysis package
@@ -26,6 +25,28 @@ if ((${#missing[@]})); then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The lab: QEMU 10 (riscv64 and aarch64 system emulators) from bookworm-backports. Its TCG
+# plugin API (v4) reads guest registers and memory, which the lab's precise sampler
+# (lab/pes) needs; 7.2 from bookworm cannot. One QEMU version only: QEMU 10 aborts when
+# 7.2's accelerator modules share its module folder.
+QEMU_PKGS=(qemu-system-riscv qemu-system-arm qemu-system-common qemu-system-data opensbi)
+qemu_ok=1
+for p in "${QEMU_PKGS[@]}"; do
+  v=$(dpkg-query -W -f='${Status} ${Version}' "$p" 2>/dev/null || true)
+  case "$v" in "install ok installed 1:10."*|"install ok installed 1.5"*) ;; *) qemu_ok=0 ;; esac
+done
+if [ "$qemu_ok" = 0 ]; then
+  echo "setup: installing QEMU 10 from bookworm-backports"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "deb http://deb.debian.org/debian bookworm-backports main" \
+      | $SUDO tee /etc/apt/sources.list.d/hpmkit-backports.list >/dev/null
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    -t bookworm-backports "${QEMU_PKGS[@]}" >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -24,6 +24,7 @@
 struct evt {
 	char name[128];  /* printed name (with modifiers) */
 	char base[128];  /* name without modifiers, for metric lookup */
+	bool mods;       /* given with explicit modifiers (:u, :k...): not a metric's event */
 	struct perf_event_attr attr;
 	int group;
 	bool is_hw;
@@ -345,6 +346,7 @@ static int add_one(struct hpm_evset *s, const char *name, bool brace_start)
 		}
 	e->attr = r.attr;
 	e->is_hw = r.is_hw;
+	e->mods = explicit_mods;
 
 	struct group *g = s->ngrp ? &s->grp[s->ngrp - 1] : NULL;
 	if (g && !g->closed && !g->strict && (e->is_hw || s->group_max_set)) {
@@ -474,10 +476,12 @@ HPM_API int hpm_evset__add_list(struct hpm_evset *s, const char *list)
 	return added;
 }
 
+/* A metric's identifiers name events counted in every mode, like perf's metric events:
+ * `-e instructions:u -M ipc` must not divide user instructions by all cycles. */
 static int find_event(const struct hpm_evset *s, const char *base)
 {
 	for (int i = 0; i < s->nev; i++)
-		if (streq_nocase(s->ev[i].base, base))
+		if (!s->ev[i].mods && streq_nocase(s->ev[i].base, base))
 			return i;
 	return -1;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Platform quirks, detected rather than assumed: emulators and young PMU
- * drivers give numbers that look fine and are wrong. Known in QEMU 7.2
- * riscv64 (sscofpmf): exclude_kernel is ignored, and a second counter on the
- * same event reads 0 while the first counts.
+ * drivers give numbers that look fine and are wrong. Known in QEMU riscv64
+ * (sscofpmf): a second counter on the same event reads 0 while the first
+ * counts (7.2 and 10.0); exclude_kernel is ignored (7.2 only; 10.0 honours it).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -61,7 +61,7 @@ HPM_API int hpm_evset__check_quirks(struct hpm_evset *s, const struct hpm_value 
 			snprintf(line, sizeof(line),
 				 "this PMU counts kernel work in ':u' events (%ld instructions per "
 				 "syscall, where user space runs ~10): treat ':u' counts as user+kernel "
-				 "(known for QEMU riscv64)",
+				 "(known for QEMU 7.2 riscv64)",
 				 per);
 			add_line(msg, len, &n, line);
 		}

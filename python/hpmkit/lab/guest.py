@@ -68,6 +68,49 @@ def kernel(arch: str) -> Path:
     return Path(lines[-1])
 
 
+@dataclass(frozen=True)
+class KernelFiles:
+    """The cached kernel of one arch and what was saved beside it at build time (same tag)."""
+    image: Path
+    system_map: Path
+    offsets: Path
+
+
+def kernel_files(arch: str) -> KernelFiles:
+    """Image, System.map and structure offsets (lab/kernel-source.sh: lab_offsets)."""
+    img = kernel(arch)
+    tag = img.name[len("Image-"):]
+    files = KernelFiles(img, img.with_name(f"System.map-{tag}"), img.with_name(f"offsets-{tag}"))
+    for f in (files.system_map, files.offsets):
+        if not f.is_file():
+            raise LabError(f"{f} is missing beside {img.name}: remove {img} and run "
+                           f"'hpmkit lab prepare --arch {arch}' to rebuild it")
+    return files
+
+
+def added_files(paths: list[Path]) -> dict[str, bytes]:
+    """A user's own files for the guest (--add): a file goes to /bin/NAME (on PATH), a folder
+    to /NAME/ with its tree (its top-level files also on PATH through /bin)."""
+    files: dict[str, bytes] = {}
+    for p in paths:
+        p = Path(p)
+        if p.is_file():
+            files[f"bin/{p.name}"] = p.read_bytes()
+        elif p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if f.is_file():
+                    files[f"{p.resolve().name}/{f.relative_to(p)}"] = f.read_bytes()
+                    if f.parent == p and os.access(f, os.X_OK):
+                        files[f"bin/{f.name}"] = files[f"{p.resolve().name}/{f.relative_to(p)}"]
+        else:
+            raise LabError(f"--add {p}: no such file or folder")
+    for name in files:
+        if name.split("/", 1)[0] in ("init", "lab", "proc", "sys", "dev", "tmp", "out"):
+            raise LabError(f"--add: '{name}' would replace the guest's own /{name.split('/')[0]}; "
+                           "rename the folder")
+    return files
+
+
 def bin_names(arch: str) -> list[str]:
     """Names on the guest's PATH (as of the last cross build)."""
     d = ROOT / "build" / arch / "bin"
@@ -105,8 +148,13 @@ def _read_binaries(build: Path) -> dict[str, bytes]:
 
 
 def initramfs(arch: str, argv: list[str], sysctls: dict[str, str] | None = None,
-              env: dict[str, str] | None = None) -> bytes:
+              env: dict[str, str] | None = None, add: dict[str, bytes] | None = None) -> bytes:
     files = guest_binaries(arch)
+    for name, data in (add or {}).items():
+        if name in files:
+            raise LabError(f"--add: {name} is already in the guest (one of hpmkit's own); "
+                           "rename yours")
+        files[name] = data
     files["lab/argv"] = b"".join(a.encode() + b"\0" for a in argv)
     if env:
         files["lab/env"] = "".join(f"{k}={v}\n" for k, v in env.items()).encode()
@@ -117,7 +165,10 @@ def initramfs(arch: str, argv: list[str], sysctls: dict[str, str] | None = None,
 
 
 def run(arch: str, argv: list[str], timeout: float = 300, sysctls: dict[str, str] | None = None,
-        console_log: Path | None = None, env: dict[str, str] | None = None) -> GuestResult:
+        console_log: Path | None = None, env: dict[str, str] | None = None,
+        add: dict[str, bytes] | None = None, plugin: str | None = None) -> GuestResult:
+    """Boot, run argv, return its result. add: extra guest files (added_files); plugin: a
+    TCG plugin argument for QEMU's -plugin ("path.so,arg=val,...")."""
     if arch not in MACHINES:
         raise LabError(f"unknown lab arch '{arch}' (choose {', '.join(ARCHES)} or both)")
     if not argv:
@@ -128,9 +179,11 @@ def run(arch: str, argv: list[str], timeout: float = 300, sysctls: dict[str, str
     k = kernel(arch)
     CACHE.mkdir(parents=True, exist_ok=True)
     rd = CACHE / f"initramfs-{arch}-{os.getpid()}.cpio"
-    rd.write_bytes(initramfs(arch, argv, sysctls, env))
+    rd.write_bytes(initramfs(arch, argv, sysctls, env, add))
     cmd = [m.qemu, *m.args, *COMMON, "-kernel", str(k), "-initrd", str(rd),
            "-append", f"{m.console} panic=-1 quiet loglevel=1 rdinit=/init"]
+    if plugin:
+        cmd += ["-plugin", plugin]
     t0 = time.monotonic()
     try:
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
