@@ -43,6 +43,7 @@ LINK_STATIC := $(if $(filter 1,$(STATIC)),-static,)
 # `make cross-<arch>` builds for the lab guests).
 EXTRA_ALL :=
 CROSS_BINS := bin/hpm bin/hpm-loop bin/touch-pages bin/hpmlab-init tests/unit
+.DEFAULT_GOAL := all
 -include $(sort $(wildcard mk/*.mk))
 
 all: $(BUILD)/lib/libhpm.a $(BUILD)/lib/libhpm.so $(BUILD)/bin/hpm $(BUILD)/bin/hpm-loop \
