@@ -1,12 +1,18 @@
 /* perf.data data-section scanner: the hot loop of `hpmkit profile import`.
  *
- * Python (hpmkit.perfdata) parses the file header, attrs and feature sections, then hands
- * this scanner the mapped file and one description per attr. The scanner walks the records
- * once and turns PERF_RECORD_SAMPLE into columns (time, cpu, pid, tid, ip, period, attr),
- * deduplicates call chains per process into a stack table, collects group-read values as
- * (sample, member, id, value) rows, and lists every other record by offset so Python can
- * decode the rare ones (MMAP2, COMM, FORK...) itself. Nothing is interpreted beyond what the
- * sample_type/read_format bits say, so the caller keeps the policy (deltas, symbols).
+ * Python (hpmkit.perfdata) parses the file header, attrs and feature sections and streams the
+ * data section through this scanner one buffer at a time (file or pipe mode, and the payloads
+ * of PERF_RECORD_COMPRESSED once decompressed). The scanner turns PERF_RECORD_SAMPLE into
+ * columns (time, cpu, pid, tid, ip, period, attr), deduplicates call chains per process into a
+ * stack table, collects group-read values as (sample, member, id, value) rows, and lists every
+ * other record with its time (from its sample_id trailer, read with the layout of the event the
+ * trailer's id names) and, for the types Python asks for, a copy of its bytes, so Python can
+ * decode the rare ones (MMAP2, COMM, FORK...) after the buffer is gone. Records that Python
+ * must handle in the stream (attrs in pipe mode, AUXTRACE and tracing data with the payloads
+ * that follow them, compressed records) stop the scan. Every record gets a sequence number in
+ * stream order; pdscan__order (perfdata_order.c) turns those into perf's delivery order.
+ * Nothing is interpreted beyond what the sample_type/read_format bits say, so the caller keeps
+ * the policy (deltas, symbols, names).
  *
  * Errors: a negative errno, with pdscan__error() giving the byte offset and the reason.
  * Layouts follow include/uapi/linux/perf_event.h (little-endian files only).
@@ -45,6 +51,8 @@ struct pdscan_attr {
 	uint32_t regs_intr_n;   /* popcount(sample_regs_intr) */
 	uint32_t branch_hw_index; /* branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX */
 	uint32_t branch_counters; /* branch_sample_type & PERF_SAMPLE_BRANCH_COUNTERS */
+	uint32_t sample_id_all; /* non-SAMPLE kernel records end in a sample_id trailer */
+	uint32_t pad;
 };
 
 struct vec { void *p; size_t n, cap, elem; };
@@ -68,16 +76,20 @@ static int vec__grow(struct vec *v, size_t want)
 
 enum col {
 	C_OFF, C_ATTR, C_IP, C_PID, C_TID, C_TIME, C_CPU, C_PERIOD, C_ADDR, C_MODE, C_STACK,
+	C_SEQ, C_DSEQ, C_NBRANCH,
 	C_READ_SAMPLE, C_READ_MEMBER, C_READ_ID, C_READ_VALUE,
 	C_STACK_PID, C_STACK_START, C_STACK_LEN, C_CHAIN,
-	C_OTHER_OFF, C_OTHER_TYPE,
+	C_OTHER_OFF, C_OTHER_TYPE, C_OTHER_SEQ, C_OTHER_TIME, C_OTHER_ATTR, C_OTHER_START,
+	C_OTHER_LEN, C_OTHER_DSEQ, C_BLOB,
 	C_NCOLS
 };
 static const size_t col_elem[C_NCOLS] = {
 	8, 4, 8, 4, 4, 8, 4, 8, 8, 1, 4,
+	8, 8, 4,
 	8, 4, 8, 8,
 	4, 8, 4, 8,
-	8, 4,
+	8, 4, 8, 8, 4, 8,
+	4, 8, 1,
 };
 
 struct pdscan {
@@ -87,6 +99,10 @@ struct pdscan {
 	int32_t *id_attr;
 	uint32_t id_cap, id_n;
 	int id_pos;             /* u64 index of the id in a sample, -1: not present */
+	int is_pos;             /* u64 index of the id from the end of a trailer, -1: none */
+	uint64_t seq;           /* records seen so far: the stream order */
+	uint64_t copy[4];       /* bitmap of record types whose bytes are kept (C_BLOB) */
+	uint64_t stop[4];       /* bitmap of record types that return to the caller */
 	struct vec col[C_NCOLS];
 	uint32_t *stack_tab;    /* hash of stack index + 1, 0 = empty */
 	uint32_t stack_cap;
@@ -97,42 +113,74 @@ struct pdscan {
 	int extra;              /* also fill offset, ip, addr, cpumode (off by default: speed) */
 };
 
-/* Keep the per-sample record offset, ip, addr and cpumode columns too. */
+/* Keep the per-sample record offset, ip, addr, cpumode and branch-count columns too. */
 API void pdscan__keep_extra(struct pdscan *h, int on) { h->extra = on; }
+
+/* Which record types (< 256) are copied for the caller, and which stop the scan. */
+API void pdscan__set_types(struct pdscan *h, const uint64_t copy[4], const uint64_t stop[4])
+{
+	memcpy(h->copy, copy, sizeof(h->copy));
+	memcpy(h->stop, stop, sizeof(h->stop));
+}
+
+static int bit(const uint64_t *map, uint32_t type)
+{
+	return type < 256 && (map[type >> 6] >> (type & 63) & 1);
+}
 
 /* Reserve room for n samples per column: growth by realloc would copy every column. */
 API int pdscan__reserve(struct pdscan *h, uint64_t n)
 {
-	for (int c = C_OFF; c <= C_STACK; c++)
+	for (int c = C_OFF; c <= C_DSEQ; c++)
 		if (vec__grow(&h->col[c], n))
 			return -ENOMEM;
 	return 0;
 }
+
+API void pdscan__delete(struct pdscan *h);
+API int pdscan__add_attrs(struct pdscan *h, const struct pdscan_attr *attrs, uint32_t n);
 
 API struct pdscan *pdscan__new(const struct pdscan_attr *attrs, uint32_t nattrs)
 {
 	struct pdscan *h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
-	h->attrs = calloc(nattrs ? nattrs : 1, sizeof(*attrs));
-	if (!h->attrs) {
-		free(h);
-		return NULL;
-	}
-	memcpy(h->attrs, attrs, nattrs * sizeof(*attrs));
-	h->nattrs = nattrs;
 	for (int i = 0; i < C_NCOLS; i++)
 		h->col[i].elem = col_elem[i];
-	/* Where the sample id sits decides which attr a sample belongs to; perf requires the
-	 * same position for every attr of a file, so the first attr's layout is used. */
-	uint64_t st = nattrs ? attrs[0].sample_type : 0;
+	h->id_pos = h->is_pos = -1;
+	h->stop[1] = 1ull << (64 - 64) | 1ull << (66 - 64) | 1ull << (71 - 64) | 1ull << (81 - 64);
+	if (pdscan__add_attrs(h, attrs, nattrs)) {
+		pdscan__delete(h);
+		return NULL;
+	}
+	return h;
+}
+
+/* Append attrs (pipe mode announces them as records). Where the id sits decides which attr a
+ * record belongs to; perf requires the same position for every attr of a file, so the first
+ * attr's layout is used, as perf does. */
+API int pdscan__add_attrs(struct pdscan *h, const struct pdscan_attr *attrs, uint32_t n)
+{
+	struct pdscan_attr *a = realloc(h->attrs, (h->nattrs + n + 1) * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	memcpy(a + h->nattrs, attrs, n * sizeof(*a));
+	h->attrs = a;
+	h->nattrs += n;
+	uint64_t st = h->nattrs ? a[0].sample_type : 0;
 	if (st & S_IDENTIFIER)
 		h->id_pos = 0;
 	else if (st & S_ID)
 		h->id_pos = !!(st & S_IP) + !!(st & S_TID) + !!(st & S_TIME) + !!(st & S_ADDR);
 	else
 		h->id_pos = -1;
-	return h;
+	if (st & S_IDENTIFIER)
+		h->is_pos = 1;
+	else if (st & S_ID)
+		h->is_pos = 1 + !!(st & S_CPU) + !!(st & S_STREAM_ID);
+	else
+		h->is_pos = -1;
+	return 0;
 }
 
 API void pdscan__delete(struct pdscan *h)
@@ -350,7 +398,8 @@ static int sample(struct pdscan *h, uint64_t off, const uint8_t *p, const uint8_
 	if (h->id_pos >= 0) {
 		NEED((h->id_pos + 1) * 8);
 		memcpy(&sid, p + h->id_pos * 8, 8);
-		if (h->nattrs > 1 || h->id_cap) {
+		/* id 0: a record perf synthesised; it belongs to the first event, as in perf */
+		if ((h->nattrs > 1 || h->id_cap) && sid) {
 			ai = attr_of_id(h, sid);
 			if (ai < 0) {
 				if (h->nattrs > 1) {
@@ -360,11 +409,13 @@ static int sample(struct pdscan *h, uint64_t off, const uint8_t *p, const uint8_
 				ai = 0;
 			}
 		}
-	} else if (h->nattrs != 1) {
+	} else if (h->nattrs > 1) {
 		return fail(h, off, "several events but samples carry no id (PERF_SAMPLE_ID/IDENTIFIER)");
+	} else if (!h->nattrs) {
+		return fail(h, off, "a sample before any event attribute");
 	}
 	const struct pdscan_attr *a = &h->attrs[ai];
-	uint64_t st = a->sample_type, ip = 0, tm = UINT64_MAX, addr = 0, period = 0, x;
+	uint64_t st = a->sample_type, ip = 0, tm = UINT64_MAX, addr = 0, period = 0, x, nbr = 0;
 	uint32_t pidtid[2] = {UINT32_MAX, UINT32_MAX}, cpu[2] = {UINT32_MAX, 0};
 	uint64_t idx = h->col[C_ATTR].n;
 
@@ -444,6 +495,7 @@ static int sample(struct pdscan *h, uint64_t off, const uint8_t *p, const uint8_
 	}
 	if (st & S_BRANCH_STACK) {
 		U64(x);
+		nbr = x;
 		if (a->branch_hw_index)
 			SKIP(8);
 		if (x > (uint64_t)(end - p) / 24)
@@ -492,7 +544,10 @@ static int sample(struct pdscan *h, uint64_t off, const uint8_t *p, const uint8_
 	}
 	if (h->extra && (VPUSH(h->col[C_OFF], uint64_t, off) || VPUSH(h->col[C_IP], uint64_t, ip) ||
 			 VPUSH(h->col[C_ADDR], uint64_t, addr) ||
-			 VPUSH(h->col[C_MODE], uint8_t, (uint8_t)(misc & 7))))
+			 VPUSH(h->col[C_MODE], uint8_t, (uint8_t)(misc & 7)) ||
+			 VPUSH(h->col[C_NBRANCH], uint32_t, (uint32_t)nbr)))
+		return -ENOMEM;
+	if (VPUSH(h->col[C_SEQ], uint64_t, h->seq))
 		return -ENOMEM;
 	if (VPUSH(h->col[C_ATTR], int32_t, ai) || VPUSH(h->col[C_PID], int32_t, (int32_t)pidtid[0]) ||
 	    VPUSH(h->col[C_TID], int32_t, (int32_t)pidtid[1]) || VPUSH(h->col[C_TIME], uint64_t, tm) ||
@@ -502,52 +557,137 @@ static int sample(struct pdscan *h, uint64_t off, const uint8_t *p, const uint8_
 	return 0;
 }
 
-/* Walk records in buf[pos, end) until end or max_records; *next receives where to resume.
- * Returns 0, or -EPROTO with pdscan__error(), or -ENOMEM. */
+/* The time in the sample_id trailer of a non-SAMPLE kernel record, read with the layout of
+ * the event its id names (UINT64_MAX: none); *attr receives that event (-1: unknown). */
+static uint64_t trailer_time(const struct pdscan *h, const uint8_t *body, uint64_t n, int32_t *attr)
+{
+	*attr = -1;
+	if (!h->nattrs || !h->attrs[0].sample_id_all)
+		return UINT64_MAX;
+	int32_t ai = 0;
+	if (h->nattrs > 1 && h->is_pos > 0) {
+		uint64_t id;
+		if ((uint64_t)h->is_pos * 8 > n)
+			return UINT64_MAX;
+		memcpy(&id, body + n - h->is_pos * 8, 8);
+		if (id) {
+			ai = attr_of_id(h, id);
+			if (ai < 0)
+				return UINT64_MAX;
+		}
+	}
+	*attr = ai;
+	uint64_t st = h->attrs[ai].sample_type;
+	if (!(st & S_TIME))
+		return UINT64_MAX;
+	/* trailer: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER */
+	uint64_t fields = !!(st & S_TID) + 1 + !!(st & S_ID) + !!(st & S_STREAM_ID) +
+			  !!(st & S_CPU) + !!(st & S_IDENTIFIER);
+	if (fields * 8 > n)
+		return UINT64_MAX;
+	uint64_t t;
+	memcpy(&t, body + n - fields * 8 + (st & S_TID ? 8 : 0), 8);
+	return t;
+}
+
+static int other(struct pdscan *h, uint64_t off, uint32_t type, const uint8_t *rec, uint64_t size)
+{
+	int32_t ai = -1;
+	uint64_t tm = type < 64 ? trailer_time(h, rec + 8, size - 8, &ai) : UINT64_MAX;
+	uint64_t start = UINT64_MAX;
+	uint32_t len = 0;
+	if (bit(h->copy, type)) {
+		struct vec *b = &h->col[C_BLOB];
+		if (vec__grow(b, b->n + size))
+			return -ENOMEM;
+		start = b->n;
+		memcpy((uint8_t *)b->p + b->n, rec, size);
+		b->n += size;
+		len = (uint32_t)size;
+	}
+	if (VPUSH(h->col[C_OTHER_OFF], uint64_t, off) || VPUSH(h->col[C_OTHER_TYPE], uint32_t, type) ||
+	    VPUSH(h->col[C_OTHER_SEQ], uint64_t, h->seq) || VPUSH(h->col[C_OTHER_TIME], uint64_t, tm) ||
+	    VPUSH(h->col[C_OTHER_ATTR], int32_t, ai) || VPUSH(h->col[C_OTHER_START], uint64_t, start) ||
+	    VPUSH(h->col[C_OTHER_LEN], uint32_t, len))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Walk the records in buf[pos, end) until end, a record that is not complete in the buffer,
+ * a record of a stop type, or max_records. A record's file offset is off_base + its position,
+ * or off_fixed for every record when off_fixed != UINT64_MAX (records decompressed from one
+ * PERF_RECORD_COMPRESSED carry its offset). *next receives where to resume.
+ * Returns PD_MORE (the record at *next, if *next < end, is incomplete: give more bytes),
+ * PD_STOP (a stop-type record starts at *next, complete up to its header.size), PD_LIMIT,
+ * -EPROTO with pdscan__error(), or -ENOMEM. */
+enum { PD_MORE = 0, PD_STOP = 1, PD_LIMIT = 2 };
+
 API int pdscan__run(struct pdscan *h, const uint8_t *buf, uint64_t pos, uint64_t end,
-		    uint64_t max_records, uint64_t *next)
+		    uint64_t off_base, uint64_t off_fixed, uint64_t max_records, uint64_t *next)
 {
 	uint64_t n = 0;
-	while (pos < end && n < max_records) {
+	int rc = PD_MORE;
+	while (pos < end) {
+		if (n >= max_records) {
+			rc = PD_LIMIT;
+			break;
+		}
+		uint64_t off = off_fixed != UINT64_MAX ? off_fixed : off_base + pos;
 		if (end - pos < 8)
-			return fail(h, pos, "truncated record header");
+			break;
 		uint32_t type;
 		uint16_t misc, size;
 		memcpy(&type, buf + pos, 4);
 		memcpy(&misc, buf + pos + 4, 2);
 		memcpy(&size, buf + pos + 6, 2);
-		if (size < 8)
-			return fail(h, pos, "record size below 8 (corrupt data section)");
+		if (size < 8) {
+			*next = pos;
+			return fail(h, off, "record size below 8 (corrupt data section)");
+		}
 		if (size > end - pos)
-			return fail(h, pos, "record runs past the end of the data section (truncated file?)");
-		uint64_t len = size;
+			break;
+		if (bit(h->stop, type)) {
+			rc = PD_STOP;
+			break;
+		}
 		h->type_count[type < 255 ? type : 255]++;
 		if (type == REC_SAMPLE) {
-			int rc = sample(h, pos, buf + pos + 8, buf + pos + size, misc);
-			if (rc)
-				return rc;
-		} else {
-			if (type == REC_COMPRESSED)
-				return fail(h, pos, "compressed records (perf record -z) are not supported");
-			if (type == REC_AUXTRACE) {
-				/* the AUX data follows the record, outside header.size */
-				uint64_t auxsz;
-				if (size < 16)
-					return fail(h, pos, "AUXTRACE record too short");
-				memcpy(&auxsz, buf + pos + 8, 8);
-				if (auxsz > end - pos - size)
-					return fail(h, pos, "AUXTRACE data runs past the end of the data section");
-				len += auxsz;
+			int r = sample(h, off, buf + pos + 8, buf + pos + size, misc);
+			if (r) {
+				*next = pos;
+				return r;
 			}
-			if (VPUSH(h->col[C_OTHER_OFF], uint64_t, pos) ||
-			    VPUSH(h->col[C_OTHER_TYPE], uint32_t, type))
-				return -ENOMEM;
+		} else {
+			int r = other(h, off, type, buf + pos, size);
+			if (r) {
+				*next = pos;
+				return r;
+			}
 		}
-		pos += len;
+		h->seq++;
+		pos += size;
 		n++;
 	}
 	*next = pos;
-	return 0;
+	return rc;
+}
+
+/* A record the caller handled itself (a stop type): counted and given its place in the stream
+ * order; its bytes are copied when its type is in the copy set. */
+API int pdscan__note(struct pdscan *h, uint64_t off, const uint8_t *rec, uint64_t size)
+{
+	uint32_t type;
+	memcpy(&type, rec, 4);
+	h->type_count[type < 255 ? type : 255]++;
+	int r = other(h, off, type, rec, size);
+	h->seq++;
+	return r;
+}
+
+/* Counts kept for the caller: records per type. */
+API void pdscan__count(struct pdscan *h, uint32_t type, uint64_t n)
+{
+	h->type_count[type < 255 ? type : 255] += n;
 }
 
 /* Column `c`: its base pointer (valid until the next pdscan__run/delete) and length. */

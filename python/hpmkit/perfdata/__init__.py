@@ -1,5 +1,8 @@
-"""perf.data container reading: header, attrs and ids, feature sections, records with offsets
-(reader.PerfData), and the native SAMPLE scanner (scan.scan)."""
-from .reader import Attr, PerfData, PerfDataError, Record
+"""perf.data reading: one streaming reader for every file perf reads (reader.PerfData: header,
+attrs and ids, feature sections, records in stream order, AUXTRACE payloads, compressed
+records, cut-short files), and the native SAMPLE scanner with perf's delivery order
+(scan.scan)."""
+from .features import Attr
+from .reader import PerfData, PerfDataError, Record, Truncation
 
-__all__ = ["Attr", "PerfData", "PerfDataError", "Record"]
+__all__ = ["Attr", "PerfData", "PerfDataError", "Record", "Truncation"]

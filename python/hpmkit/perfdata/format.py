@@ -4,8 +4,14 @@ from __future__ import annotations
 
 MAGIC = b"PERFILE2"
 MAGIC_BE = b"2ELIFREP"          # the same magic written by a big-endian host
+MAGIC_V1 = b"PERFFILE"          # the legacy header (perf before 2.6.37); same layout
+MAGICS = (MAGIC, MAGIC_BE, MAGIC_V1)
 FILE_HEADER_SIZE = 104          # magic, size, attr_size, 3 sections, 256-bit feature bitmap
+FILE_HEADER_SIZE_OLD = 72       # the same without the feature bitmap (perf before 2.6.38)
 PIPE_HEADER_SIZE = 16
+ATTR_SIZE_VER0 = 64             # the first perf_event_attr; attr.size 0 means this
+# perf_event_attr sizes (VER0..VER8): the legacy header is recognised by attr_size = one + 16
+ATTR_SIZES = (64, 72, 80, 96, 104, 112, 120, 128, 136)
 
 # record types (kernel: < 64; perf tool synthesised: >= 64)
 RECORD_NAMES = {
@@ -17,8 +23,9 @@ RECORD_NAMES = {
     67: "HEADER_BUILD_ID", 68: "FINISHED_ROUND", 69: "ID_INDEX", 70: "AUXTRACE_INFO",
     71: "AUXTRACE", 72: "AUXTRACE_ERROR", 73: "THREAD_MAP", 74: "CPU_MAP", 75: "STAT_CONFIG",
     76: "STAT", 77: "STAT_ROUND", 78: "EVENT_UPDATE", 79: "TIME_CONV", 80: "HEADER_FEATURE",
-    81: "COMPRESSED", 82: "FINISHED_INIT",
+    81: "COMPRESSED", 82: "FINISHED_INIT", 83: "COMPRESSED2",
 }
+USER_TYPE_START = 64            # records perf synthesises itself: never time-ordered
 REC = {v: k for k, v in RECORD_NAMES.items()}
 
 # sample_type bits

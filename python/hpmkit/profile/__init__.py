@@ -25,7 +25,7 @@ def ingest(path: str | os.PathLike, *, kallsyms: str | None = None, symfs: str |
             head = f.read(8)
     except OSError as e:
         raise ReadError(path, f"cannot open: {e.strerror}") from e
-    if head in (b"PERFILE2", b"2ELIFREP"):
+    if head in (b"PERFILE2", b"2ELIFREP", b"PERFFILE"):   # PERFFILE: the legacy header
         from .perfdata_ingest import ingest_perfdata
         return ingest_perfdata(path, kallsyms=kallsyms, symfs=symfs, srcline=srcline,
                                progress=progress)

@@ -169,6 +169,8 @@ def _import(args) -> int:
 
 
 def _warnings(m: dict) -> None:
+    for note in m.get("notes") or ():
+        print(f"  note: {note}", file=sys.stderr)
     if m.get("lost"):
         print(f"  lost samples: {m['lost']}", file=sys.stderr)
     for why, n in (m.get("skipped") or {}).items():
@@ -206,6 +208,8 @@ def _show(args) -> int:
               (f", total {tot}" if tot is not None else ""))
     for why, n in (m.get("skipped") or {}).items():
         print(f"skipped:  {n} {why}")
+    for note in m.get("notes") or ():
+        print(f"note:     {note}")
     sym = m.get("symbolisation") or {}
     if sym:
         print(f"symbols:  kernel {sym.get('kernel')}; {sym.get('unresolved_frames', 0)} "

@@ -1,6 +1,8 @@
-"""perf.data -> Profile. The C scanner turns samples into columns and dedups raw call chains;
-this module decodes the side records (COMM, FORK, MMAP2, READ, LOST...), names the threads,
-computes group-read deltas, and symbolises the distinct frames."""
+"""perf.data -> Profile. The C scanner turns samples into columns, dedups raw call chains and
+gives every record its place in perf's delivery order (time order, flushed per round); this
+module decodes the side records (COMM, FORK, MMAP2, READ, LOST...) in that order, names the
+threads and maps as perf would have them when it delivers each sample, computes group-read
+deltas, and symbolises the distinct frames."""
 from __future__ import annotations
 
 import os
@@ -24,7 +26,8 @@ NO_TIME = np.uint64(2**64 - 1)
 KERNEL_DSO = "[kernel.kallsyms]"
 # records the profile needs no data from, but which are not "skipped data" either
 STRUCTURAL = {"FINISHED_ROUND", "FINISHED_INIT", "ID_INDEX", "EVENT_UPDATE", "THREAD_MAP",
-              "CPU_MAP", "TIME_CONV", "HEADER_FEATURE", "HEADER_BUILD_ID", "STAT_CONFIG"}
+              "CPU_MAP", "TIME_CONV", "HEADER_FEATURE", "HEADER_BUILD_ID", "STAT_CONFIG",
+              "HEADER_ATTR", "HEADER_EVENT_TYPE", "COMPRESSED", "COMPRESSED2"}
 USED = {"SAMPLE", "MMAP", "MMAP2", "COMM", "EXIT", "FORK", "LOST", "LOST_SAMPLES", "THROTTLE",
         "UNTHROTTLE", "READ"}
 PROT_EXEC = 4
@@ -41,8 +44,11 @@ def event_name(a) -> str:
     return f"{F.PERF_TYPE_NAMES.get(a.type, f'type{a.type}')}:{a.config:#x}"
 
 
-def event_unit(name: str) -> str:
-    base = name.split(":")[0]
+def event_unit(name: str, attr=None) -> str:
+    """ns for the clock events (whatever name the file gives them), else events."""
+    if attr is not None and attr.type == 1 and attr.config in (0, 1):
+        return "ns"
+    base = name.split(":")[0].split("/")[0]
     return "ns" if base in ("cpu-clock", "task-clock") else "events"
 
 
@@ -53,8 +59,7 @@ class Map:
     pgoff: int
     name: str
     build_id: bytes | None
-    time: int       # when it was mapped (0: synthesised at start / unknown)
-    seq: int        # file order: later maps win over earlier overlapping ones
+    seq: int        # delivery order: later maps win over earlier overlapping ones
 
 
 def _cstr(b) -> str:
@@ -62,43 +67,45 @@ def _cstr(b) -> str:
 
 
 class _Side:
-    """State from the non-SAMPLE records, in file order."""
+    """State from the non-SAMPLE records, fed in perf's delivery order (dseq)."""
 
     def __init__(self, pd: PerfData):
         self.pd = pd
-        self.comms: dict[int, list[tuple[int, str]]] = defaultdict(list)   # tid -> (time, comm)
+        self.comms: dict[int, list[tuple[int, str]]] = defaultdict(list)   # tid -> (dseq, comm)
         self.maps: dict[int, list[Map]] = defaultdict(list)                  # pid -> maps
         self.kmaps: list[Map] = []
-        self.parent: dict[int, tuple[int, int]] = {}                        # pid -> (ppid, time)
+        self.parent: dict[int, tuple[int, int]] = {}                        # pid -> (ppid, dseq)
         self.lost = 0
         self.throttle = {"throttle": 0, "unthrottle": 0}
         self.reads: list[tuple[int, int, int, int]] = []     # (attr, id, tid, value)
         self.counts: dict[str, int] = defaultdict(int)
 
-    def feed(self, rec) -> None:
+    def feed(self, rec, dseq: int) -> None:
         name = rec.name
         self.counts[name] += 1
         if name not in USED:
             return
         p = rec.payload
         sid = self.pd.sample_id(rec)
-        t = sid.get("time", 0)
-        seq = rec.offset
         try:
             if name == "COMM":
                 pid, tid = struct.unpack_from("<ii", p, 0)
-                self.comms[tid].append((t, _cstr(p[8:len(p) - self.pd.trailer_size()])))
+                self.comms[tid].append((dseq, _cstr(p[8:len(p) - self.pd.trailer_size(rec)])))
             elif name in ("FORK", "EXIT"):
                 pid, ppid, tid, ptid, ft = struct.unpack_from("<iiiiQ", p, 0)
                 if name == "FORK":
-                    # a new thread starts with its parent's name; a new process shares the
-                    # parent's mappings until it execs
-                    if tid not in self.comms and ptid in self.comms:
-                        self.comms[tid].append((ft, self.comms[ptid][-1][1]))
+                    # perf drops a thread of the same id and starts the new one with its
+                    # parent's name as it stands now (if the parent has one); a new process
+                    # shares the parent's mappings until it execs
+                    h = self.comms.get(ptid)
+                    if h:
+                        self.comms[tid].append((dseq, h[-1][1]))
+                    elif tid in self.comms:
+                        self.comms[tid].append((dseq, f":{tid}"))
                     if pid != ppid:
-                        self.parent[pid] = (ppid, ft)
+                        self.parent[pid] = (ppid, dseq)
             elif name in ("MMAP", "MMAP2"):
-                self._mmap(rec, p, t, seq)
+                self._mmap(rec, p, dseq)
             elif name == "LOST":
                 self.lost += struct.unpack_from("<QQ", p, 0)[1]
             elif name == "LOST_SAMPLES":
@@ -110,7 +117,7 @@ class _Side:
         except struct.error as e:
             raise self.pd.error(rec.offset, f"{name} record too short ({rec.size} bytes)") from e
 
-    def _mmap(self, rec, p, t, seq) -> None:
+    def _mmap(self, rec, p, seq) -> None:
         bid = None
         if rec.type == F.REC["MMAP"]:
             pid, tid, start, length, pgoff = struct.unpack_from("<iiQQQ", p, 0)
@@ -126,7 +133,7 @@ class _Side:
             exec_ = bool(prot & PROT_EXEC)
         if not exec_:
             return
-        m = Map(start, start + length, pgoff, fname, bid, t, seq)
+        m = Map(start, start + length, pgoff, fname, bid, seq)
         cpumode = rec.misc & F.MISC_CPUMODE_MASK
         if pid == -1 or cpumode in (F.MISC_KERNEL, F.MISC_GUEST_KERNEL):
             self.kmaps.append(m)
@@ -143,7 +150,7 @@ class _Side:
         nflags = sum(bool(rf & b) for b in (F.FORMAT_TOTAL_TIME_ENABLED,
                                               F.FORMAT_TOTAL_TIME_RUNNING, F.FORMAT_ID,
                                               F.FORMAT_LOST))
-        body = len(p) - self.pd.trailer_size()
+        body = len(p) - self.pd.trailer_size(rec)
         if rf & F.FORMAT_GROUP and body == 8 + 8 * (1 + nflags):
             # a per-event READ (one counter, e.g. written for each member at the end)
             # although the attr reads as a group: its size says which layout it has
@@ -171,27 +178,27 @@ class _Side:
             self.reads.append(((m or a).index, ident, tid, v))
 
 
-def _comm_column(side: _Side, tid: np.ndarray, time: np.ndarray) -> pa.Array:
-    """Thread name at each sample's time: the latest COMM (or inherited name) at or before
-    it, else the first one known; ':<tid>' like perf when a thread has none."""
+def _comm_column(side: _Side, tid: np.ndarray, dseq: np.ndarray) -> pa.Array:
+    """Thread name when perf delivers each sample: the latest COMM (or name inherited at
+    FORK) delivered before it; ':<tid>' like perf when there is none yet ('swapper' for
+    the idle task)."""
     names: dict[str, int] = {}
     utids = np.unique(tid)
     single = np.zeros(len(utids), dtype=np.int32)
     multi = []
     for k, t in enumerate(utids.tolist()):
         hist = sorted(side.comms.get(t, []), key=lambda x: x[0])
-        if not hist:
-            # perf names the idle task 'swapper' and any other unnamed thread ':<tid>'
-            hist = [(0, "swapper" if t == 0 else f":{t}")]
+        # perf names the idle task 'swapper' and any other unnamed thread ':<tid>'
+        hist = [(-1, "swapper" if t == 0 else f":{t}")] + hist
         hc = np.array([names.setdefault(c, len(names)) for _, c in hist], dtype=np.int32)
         single[k] = hc[0]
         if len(hist) > 1:
-            multi.append((t, np.array([h[0] for h in hist], dtype=np.uint64), hc))
+            multi.append((t, np.array([h[0] for h in hist], dtype=np.int64), hc))
     # one name per thread is the common case: a gather through the sorted thread ids
     codes = single[np.searchsorted(utids, tid)] if len(utids) else np.zeros(0, np.int32)
     for t, ht, hc in multi:
         sel = np.nonzero(tid == t)[0]
-        pos = np.searchsorted(ht, time[sel], side="right") - 1
+        pos = np.searchsorted(ht, dseq[sel].astype(np.int64), side="right") - 1
         codes[sel] = hc[np.maximum(pos, 0)]
     dictionary = pa.array(list(names), pa.string())
     return pa.DictionaryArray.from_arrays(pa.array(codes), dictionary).cast(pa.string())
@@ -242,13 +249,15 @@ class _Symboliser:
         self.build_ids = build_ids
 
     def find_map(self, pid: int, addr: int, t: int) -> Map | None:
+        """The map of addr in pid when the sample delivered at t was: the latest delivered
+        before it (one delivered later only when none was)."""
         seen = set()
         while pid not in seen:
             seen.add(pid)
             best = None
             for m in self.side.maps.get(pid, ()):
-                if m.start <= addr < m.end and (m.time <= t or best is None):
-                    if best is None or (m.time <= t and m.seq > best.seq) or best.time > t:
+                if m.start <= addr < m.end and (m.seq <= t or best is None):
+                    if best is None or (m.seq <= t and m.seq > best.seq) or best.seq > t:
                         best = m
             if best:
                 return best
@@ -327,14 +336,43 @@ def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None
         meta["events"] = [{
             "name": n, "type": a.type, "config": a.config,
             **({"freq": a.sample_period} if a.freq else {"period": a.sample_period}),
-            "sampling": None, "unit": event_unit(n),
+            "sampling": None, "unit": event_unit(n, a),
         } for n, a in zip(names, pd.attrs)]
 
-        res = scan(pd, (lambda d, t: progress("scan", d, t)) if progress else None)
+        res = scan(pd, (lambda d, t: progress("scan", d, t or 0)) if progress else None,
+                   copy={F.REC[n] for n in USED if n != "SAMPLE"})
+        # pipe mode: the attrs and their names are known once the stream is read
+        names = [event_name(a) for a in pd.attrs]
+        if len(meta["events"]) != len(pd.attrs) or pd.pipe:
+            meta["events"] = [{
+                "name": n, "type": a.type, "config": a.config,
+                **({"freq": a.sample_period} if a.freq else {"period": a.sample_period}),
+                "sampling": None, "unit": event_unit(n, a),
+            } for n, a in zip(names, pd.attrs)]
+            meta["hostname"] = pd.feature_string("HOSTNAME")
+            meta["kernel"] = pd.feature_string("OSRELEASE")
+            meta["isa"] = normalise_isa(pd.feature_string("ARCH"))
+            meta["cpudesc"] = pd.feature_string("CPUDESC")
+            cl = pd.cmdline()
+            meta["cmdline"] = " ".join(cl) if cl else None
+            if cl and "--" in cl:
+                meta["workload"] = " ".join(cl[cl.index("--") + 1:]) or None
+            nr = pd.nrcpus()
+            meta["nrcpus"] = nr[1] if nr else None
         c = res.cols
         side = _Side(pd)
-        for off in c["other_off"].tolist():
-            side.feed(pd.record_at(int(off)))
+        for dseq, rec in res.other_records():
+            side.feed(rec, dseq)
+        notes = list(pd.notes)
+        if pd.truncation:
+            notes.append(pd.truncation.describe())
+        if not len(c["attr"]):
+            notes.append("the recording holds no samples")
+        comp = pd.compression()
+        if comp:
+            notes.append(f"records compressed with {comp['type']} level {comp['level']} "
+                         f"(perf record -z)")
+        meta["notes"] = notes
 
         skipped: dict[str, int] = {}
         for t, cnt in sorted(res.type_counts.items()):
@@ -352,15 +390,15 @@ def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None
             e["sampling"] = i in with_samples
         meta["throttle"] = side.throttle
 
-        # -- samples, in time order (the file is ordered per CPU buffer, perf sorts too)
+        # -- samples, in perf's delivery order (the file is ordered per CPU buffer; perf
+        # sorts by time per round, and that order decides names and maps)
         ns = len(c["attr"])
-        has_time = all(a.sample_type & F.SAMPLE_TIME for a in pd.attrs)
-        keys = ("attr", "pid", "tid", "time", "cpu", "period", "stack")
-        if has_time and ns and not (c["time"][1:] >= c["time"][:-1]).all():
-            order = np.argsort(c["time"], kind="stable")
+        keys = ("attr", "pid", "tid", "time", "cpu", "period", "stack", "dseq")
+        if ns and not (c["dseq"][1:] > c["dseq"][:-1]).all():
+            order = np.argsort(c["dseq"], kind="stable")
             col = {k: c[k][order] for k in keys}
         else:
-            order = np.arange(ns)       # already in time order (one CPU buffer, or sorted)
+            order = np.arange(ns)       # already in delivery order
             col = {k: c[k] for k in keys}
         def nullable(arr, bit, typ):
             # null where the sample's attr does not ask for the field
@@ -369,13 +407,13 @@ def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None
         time_arr = pa.array(col["time"], pa.uint64(), mask=col["time"] == NO_TIME)
         ev_dict = pa.array(names, pa.string())
         event_arr = pa.DictionaryArray.from_arrays(pa.array(col["attr"]), ev_dict).cast(pa.string())
-        comm_arr = _comm_column(side, col["tid"], col["time"])
+        comm_arr = _comm_column(side, col["tid"], col["dseq"])
 
         # -- stacks and frames
         if progress:
             progress("symbols", 0, 1)
         stack_first_time = np.full(len(c["stack_pid"]), NO_TIME, dtype=np.uint64)
-        np.minimum.at(stack_first_time, c["stack"], c["time"])
+        np.minimum.at(stack_first_time, c["stack"], c["dseq"])
         bids = {name: bid for _, bid, name in pd.build_ids()}
         if kallsyms or _any_kernel(c):
             ksyms, ksrc = _pick_kallsyms(pd, meta, kallsyms, side.kmaps)
