@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's BLAS threads spin and bill CPU time to us
 
-from hpmkit.spe import decode, perffile, synth, tables  # noqa: E402
+from hpmkit.spe import decode, perfwrite, synth, tables  # noqa: E402
 import pydecoder  # noqa: E402
 
 
@@ -57,7 +57,7 @@ def make_file(path: Path, records: int, cpus: int = 4) -> list[bytes]:
             n = min(4096, left)
             bufs.append((cpu, -1, g.stream(n)))
             left -= n
-    perffile.write_perf_data(path, bufs)
+    perfwrite.write_perf_data(path, bufs)
     return [b for _c, _t, b in bufs]
 
 

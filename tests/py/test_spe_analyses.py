@@ -53,7 +53,7 @@ def test_derived_latency_4_2_4():
 
 
 def test_ns_per_tick_from_cntfrq_or_time_conv():
-    from hpmkit.spe.perffile import TimeConv
+    from hpmkit.spe.perfmeta import TimeConv
     assert analyses.ns_per_tick(25e6) == 40.0
     assert analyses.ns_per_tick(None, TimeConv(10, 40 << 10, 0)) == 40.0
     with pytest.raises(UsageError, match="--cntfrq"):
@@ -149,16 +149,16 @@ def test_kallsyms(tmp_path):
 def test_bias_from_perf_data_mmap(aarch64_elf, tmp_path, capsys):
     """PIE-style load: the ELF is mapped 0x10000000 higher; the MMAP2 record gives the bias."""
     from hpmkit.cli import main
-    from hpmkit.spe import perffile
+    from hpmkit.spe import perfmeta, perfwrite
     syms = symbols.load(str(aarch64_elf))
     hot_lo, _ = syms.find("hot")
     bias = 0x10000000
     data = b"".join(rec(pc=hot_lo + bias + 4 * (i % 3)) for i in range(9))
     p = tmp_path / "m.data"
-    perffile.write_perf_data(p, [(0, -1, data)], mmaps=[(42, 0x400000 + bias, 0x10000, 0, "/opt/bin/" + aarch64_elf.name)])
-    with perffile.PerfFile(p) as pf:
-        pf.scan()
-        assert symbols.elf_bias(str(aarch64_elf), pf.mmaps) == bias
+    perfwrite.write_perf_data(p, [(0, -1, data)], mmaps=[(42, 0x400000 + bias, 0x10000, 0, "/opt/bin/" + aarch64_elf.name)])
+    from hpmkit.perfdata import PerfData
+    with PerfData(p) as pd:
+        assert symbols.elf_bias(str(aarch64_elf), perfmeta.mmaps(pd)) == bias
     assert main(["spe", "hotspots", str(p), "--symbols", str(aarch64_elf)]) == 0
     out, err = capsys.readouterr()
     assert "loaded at bias 0x10000000" in err
@@ -179,11 +179,11 @@ def test_histogram_stats_equal_numpy():
 
 
 def test_accumulators_over_batches_equal_one_array():
-    from hpmkit.spe import perffile, decode
+    from hpmkit.spe import perfwrite, decode
     import tempfile
     from pathlib import Path
     d = Path(tempfile.mkdtemp())
-    perffile.write_perf_data(d / "a.data", [(c, -1, synth.RecordGen(c).stream(3000)) for c in range(3)])
+    perfwrite.write_perf_data(d / "a.data", [(c, -1, synth.RecordGen(c).stream(3000)) for c in range(3)])
     whole, _ = decode.decode_all(d / "a.data")
     acc = [analyses.Hotspots(), analyses.Latency(), analyses.Sources(), analyses.Events()]
     for b in decode.batches(d / "a.data", chunk=5000):

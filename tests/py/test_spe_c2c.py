@@ -118,7 +118,7 @@ def test_c2c_agrees_with_perf_c2c(tmp_path, seed):
 
     import numpy as np
 
-    from hpmkit.spe import decode, perffile
+    from hpmkit.spe import decode, perfwrite
     perf = shutil.which("perf")
     if not perf:
         pytest.fail("perf is missing: scripts/setup.sh installs linux-perf")
@@ -142,7 +142,7 @@ def test_c2c_agrees_with_perf_c2c(tmp_path, seed):
             per_cpu[cpu].append(b + synth.END)
     bufs = [(c, -1, b"".join(v)) for c, v in per_cpu.items() if v]
     path = tmp_path / "c2c.data"
-    perffile.write_perf_data(path, bufs, cpuid="0x00000000410fd0c0")
+    perfwrite.write_perf_data(path, bufs, cpuid="0x00000000410fd0c0")
     theirs_lines, theirs_entries = _perf_c2c(perf, path)
     recs, _ = decode.decode_all(path)
     mine = c2c.analyse(recs)

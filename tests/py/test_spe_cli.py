@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from hpmkit.cli import main
-from hpmkit.spe import perffile, synth
+from hpmkit.spe import perfwrite, synth
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "spe"
 
@@ -34,7 +34,7 @@ def test_decode_ldst_csv_values(capsys, tmp_path):
 def test_decode_parquet_and_symbols(capsys, tmp_path):
     import pyarrow.parquet as pq
     p = tmp_path / "s.data"
-    perffile.write_perf_data(p, [(0, -1, synth.RecordGen(5).stream(200)), (1, -1, synth.RecordGen(6).stream(100))])
+    perfwrite.write_perf_data(p, [(0, -1, synth.RecordGen(5).stream(200)), (1, -1, synth.RecordGen(6).stream(100))])
     k = tmp_path / "kallsyms"
     k.write_text("ffff800008010000 T _stext\nffff800008050000 T _etext\n")
     rc, out, err = run(capsys, "decode", p, "-o", tmp_path / "s", "--format", "parquet", "--symbols", k)
@@ -51,7 +51,7 @@ def test_decode_parquet_and_symbols(capsys, tmp_path):
 
 def test_corrupt_stream_reports_skips(capsys, tmp_path):
     p = tmp_path / "c.data"
-    perffile.write_perf_data(p, [(0, -1, synth.any_stream(4, 300, corrupt=0.2))])
+    perfwrite.write_perf_data(p, [(0, -1, synth.any_stream(4, 300, corrupt=0.2))])
     rc, out, err = run(capsys, "info", p)
     assert rc == 0
     assert "bad byte(s) skipped" in out
@@ -66,7 +66,7 @@ def test_bad_input_one_line_no_output(capsys, tmp_path):
     assert rc == 1 and err.count("\n") == 1 and err.startswith("hpmkit: ") and "--raw" in err
     assert list(tmp_path.iterdir()) == [junk]
     p = tmp_path / "t.data"
-    perffile.write_perf_data(p, [(0, -1, synth.RecordGen(1).stream(50))])
+    perfwrite.write_perf_data(p, [(0, -1, synth.RecordGen(1).stream(50))])
     cut = tmp_path / "cut.data"
     cut.write_bytes(p.read_bytes()[:-100])
     rc, out, err = run(capsys, "decode", cut, "-o", tmp_path / "x", "--format", "parquet")
@@ -121,7 +121,7 @@ def test_estimate_and_interval(capsys, tmp_path):
 
 def test_progress_bar(capsys, tmp_path):
     p = tmp_path / "s.data"
-    perffile.write_perf_data(p, [(0, -1, synth.RecordGen(1).stream(500))])
+    perfwrite.write_perf_data(p, [(0, -1, synth.RecordGen(1).stream(500))])
     rc, out, err = run(capsys, "decode", p, "-o", tmp_path / "s", "--progress")
     assert rc == 0
     assert "decoding [" in err and "100.0%" in err and "500 records" in err
@@ -137,11 +137,11 @@ def test_raw_dump(capsys):
 
 
 def test_perf_time_column(capsys, tmp_path):
-    from hpmkit.spe.perffile import TimeConv
+    from hpmkit.spe.perfmeta import TimeConv
     from hpmkit.spe.synth import END, addr, counter, op, timestamp
     data = addr(0, 0x1000) + op(2, 0) + counter(0, 3) + timestamp(1000) + addr(0, 0x1004) + op(2, 0) + END
     p = tmp_path / "t.data"
-    perffile.write_perf_data(p, [(0, -1, data)], time_conv=TimeConv(10, 40 << 10, 5000))  # 40 ns per tick
+    perfwrite.write_perf_data(p, [(0, -1, data)], time_conv=TimeConv(10, 40 << 10, 5000))  # 40 ns per tick
     rc, out, err = run(capsys, "decode", p, "-o", tmp_path / "t", "--perf-time")
     assert rc == 0, err
     rows = (tmp_path / "t-branch.csv").read_text().splitlines()

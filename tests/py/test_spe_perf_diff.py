@@ -2,7 +2,7 @@
 
 Seeded random packet streams (every packet kind, unknown indexes, alignment packets, and
 corrupted variants) are wrapped in perf.data files with AUXTRACE_INFO / AUXTRACE / TIME_CONV
-records (hpmkit.spe.perffile.write_perf_data); `perf report -D` must list exactly the packets
+records (hpmkit.spe.perfwrite.write_perf_data); `perf report -D` must list exactly the packets
 hpmkit lists (text equal, line by line, which covers every field of every packet and every
 skipped byte), and `perf script --itrace=i1i` must give the same records (PC, data VA and PA,
 CPU, thread from CONTEXT) as hpmkit's record assembly.
@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from hpmkit.spe import decode, native, perffile, synth
+from hpmkit.spe import decode, native, perfmeta, perfwrite, synth
 from hpmkit.spe.native import HAS
 
 PERF = shutil.which("perf")
@@ -56,7 +56,7 @@ def _buffers(seed, corrupt):
 def test_packets_equal_perf_report_D(perf, tmp_path, seed, corrupt):
     bufs = _buffers(seed, corrupt)
     path = tmp_path / "spe.data"
-    perffile.write_perf_data(path, bufs)
+    perfwrite.write_perf_data(path, bufs)
     theirs = perf_dump(perf, path)
     assert len(theirs) == len(bufs), "perf did not dump every AUX buffer"
     for (_cpu, _tid, data), lines in zip(bufs, theirs):
@@ -69,7 +69,7 @@ def test_packets_equal_perf_report_D(perf, tmp_path, seed, corrupt):
 def test_hpmkit_dump_command_equals_perf(perf, tmp_path):
     bufs = _buffers(99, 0.1)
     path = tmp_path / "spe.data"
-    perffile.write_perf_data(path, bufs)
+    perfwrite.write_perf_data(path, bufs)
     from hpmkit.cli import main
     import io
     import contextlib
@@ -87,8 +87,8 @@ def test_records_equal_perf_script(perf, tmp_path, seed):
         g = synth.RecordGen(seed * 7 + cpu, pbt=False)
         bufs += [(cpu, -1, g.stream(40)), (cpu, -1, g.stream(25))]
     path = tmp_path / "rec.data"
-    tc = perffile.TimeConv(time_shift=10, time_mult=40 << 10, time_zero=10**9 * (seed + 1))  # 25 MHz timer
-    perffile.write_perf_data(path, bufs, time_conv=tc)
+    tc = perfmeta.TimeConv(time_shift=10, time_mult=40 << 10, time_zero=10**9 * (seed + 1))  # 25 MHz timer
+    perfwrite.write_perf_data(path, bufs, time_conv=tc)
     p = subprocess.run([perf, "script", "-i", str(path), "--ns", "--itrace=i1i",
                         "-F", "tid,cpu,time,event,addr,ip,phys_addr"], capture_output=True, text=True, timeout=120)
     theirs = []

@@ -1,17 +1,19 @@
-"""perf.data side of the SPE decode: AUXTRACE_INFO v1/v2, TIME_CONV, per-CPU buffers, bad files."""
+"""perf.data side of the SPE decode (read by the one perf.data reader, hpmkit.perfdata):
+AUXTRACE_INFO v1/v2, TIME_CONV, per-CPU buffers, pipe mode, bad files."""
 import struct
 
 import numpy as np
 import pytest
 
 from hpmkit.errors import FormatError, ReadError
-from hpmkit.spe import decode, perffile, synth
-from hpmkit.spe.perffile import PerfFile, TimeConv
+from hpmkit.perfdata import PerfData
+from hpmkit.spe import decode, perfmeta, perfwrite, synth
+from hpmkit.spe.perfmeta import TimeConv
 
 
 def _write(tmp_path, bufs, **kw):
     p = tmp_path / "perf.data"
-    perffile.write_perf_data(p, bufs, **kw)
+    perfwrite.write_perf_data(p, bufs, **kw)
     return p
 
 
@@ -28,9 +30,8 @@ def test_v1_info_and_per_cpu_buffers(tmp_path):
 def test_v2_info_per_cpu_metadata(tmp_path):
     p = _write(tmp_path, [(2, -1, synth.RecordGen(1).stream(3)), (5, -1, synth.RecordGen(2).stream(3))],
                info_version=2, pmu_type=13)
-    with PerfFile(p) as pf:
-        list(pf.aux_buffers())
-        info = pf.info
+    _recs, src = decode.decode_all(p)
+    info = src.info
     assert info.version == 2 and info.pmu_type == 13
     assert [(c.cpu, c.midr, c.pmu_type, c.min_interval) for c in info.cpus] == [
         (2, 0x410FD0C0, 13, 1024), (5, 0x410FD0C0, 13, 1024)]
@@ -38,14 +39,14 @@ def test_v2_info_per_cpu_metadata(tmp_path):
 
 def test_v2_info_parsing_of_negative_pmu_type():
     # the layout of Linux's v2 metadata: 4-word header, per CPU magic, cpu, nr params, params
-    priv = [2, 4, 13, 2, perffile.V2_CPU_MAGIC, 0, 3, 0x410FD801, (1 << 64) - 1, 0,
-            perffile.V2_CPU_MAGIC, 1, 3, 0x410FD870, 13, 1024]
+    priv = [2, 4, 13, 2, perfmeta.V2_CPU_MAGIC, 0, 3, 0x410FD801, (1 << 64) - 1, 0,
+            perfmeta.V2_CPU_MAGIC, 1, 3, 0x410FD870, 13, 1024]
     body = struct.pack("<II", 4, 0) + struct.pack(f"<{len(priv)}Q", *priv)
-    info = perffile.parse_auxtrace_info("x", 0, body)
+    info = perfmeta.parse_auxtrace_info("x", 0, body)
     assert [(c.cpu, c.pmu_type, c.min_interval) for c in info.cpus] == [(0, -1, 0), (1, 13, 1024)]
     bad = struct.pack("<II", 4, 0) + struct.pack("<6Q", 2, 4, 13, 1, 0x1234, 0)
     with pytest.raises(FormatError, match="magic"):
-        perffile.parse_auxtrace_info("x", 0x40, bad)
+        perfmeta.parse_auxtrace_info("x", 0x40, bad)
 
 
 def test_time_conv_converts_timestamps():
@@ -88,7 +89,7 @@ def test_wrong_aux_size_is_reported_with_offset(tmp_path):
     data = synth.RecordGen(4).stream(4)
     p = _write(tmp_path, [(0, -1, data)])
     raw = bytearray(p.read_bytes())
-    i = raw.find(struct.pack("<IHH", perffile.REC_AUXTRACE, 0, 48))
+    i = raw.find(struct.pack("<IHH", perfwrite.REC_AUXTRACE, 0, 48))
     struct.pack_into("<Q", raw, i + 8, len(data) + 4096)  # announces more than the file holds
     bad = tmp_path / "bad.data"
     bad.write_bytes(bytes(raw))
@@ -99,7 +100,7 @@ def test_wrong_aux_size_is_reported_with_offset(tmp_path):
 def test_damaged_record_header(tmp_path):
     p = _write(tmp_path, [(0, -1, synth.RecordGen(4).stream(2))])
     raw = bytearray(p.read_bytes())
-    i = raw.find(struct.pack("<IHH", perffile.REC_TIME_CONV, 0, 56))
+    i = raw.find(struct.pack("<IHH", perfwrite.REC_TIME_CONV, 0, 56))
     struct.pack_into("<H", raw, i + 6, 4)  # size 4 < 8
     bad = tmp_path / "bad.data"
     bad.write_bytes(bytes(raw))
@@ -110,7 +111,7 @@ def test_damaged_record_header(tmp_path):
 def test_other_auxtrace_kind_is_refused(tmp_path):
     p = _write(tmp_path, [(0, -1, b"\x01" * 16)])
     raw = bytearray(p.read_bytes())
-    i = raw.find(struct.pack("<IHH", perffile.REC_AUXTRACE_INFO, 0, 32))
+    i = raw.find(struct.pack("<IHH", perfwrite.REC_AUXTRACE_INFO, 0, 32))
     struct.pack_into("<I", raw, i + 8, 1)  # Intel PT
     bad = tmp_path / "pt.data"
     bad.write_bytes(bytes(raw))
@@ -138,15 +139,24 @@ def test_pipe_mode_file(tmp_path):
     raw = p.read_bytes()
     _magic, _hsize, attr_size, a_off, _a_size, d_off, d_size = struct.unpack_from("<8sQQQQQQ", raw, 0)
     attr = raw[a_off:a_off + attr_size - 16]
-    hdr_attr = struct.pack("<IHH", perffile.REC_HEADER_ATTR, 0, 8 + len(attr) + 8) + attr + struct.pack("<Q", 1)
+    hdr_attr = struct.pack("<IHH", perfwrite.REC_HEADER_ATTR, 0, 8 + len(attr) + 8) + attr + struct.pack("<Q", 1)
     pipe = tmp_path / "pipe.data"
-    pipe.write_bytes(perffile.MAGIC + struct.pack("<Q", 16) + hdr_attr + raw[d_off:d_off + d_size])
+    pipe.write_bytes(perfwrite.MAGIC + struct.pack("<Q", 16) + hdr_attr + raw[d_off:d_off + d_size])
     whole, _ = decode.decode_all(p)
     recs, src = decode.decode_all(pipe)
     assert recs.tobytes() == whole.tobytes() and src.info.pmu_type == 8
-    with PerfFile(pipe) as pf:
-        list(pf.aux_buffers())
-        assert pf.pipe and pf.attrs[0].type == 8
+    with PerfData(pipe) as pd:
+        assert pd.pipe and pd.attrs[0].type == 8
+    # read from a real pipe (standard input): the same records
+    import subprocess
+    import sys
+    code = ("import sys; from hpmkit.spe import decode; r, s = decode.decode_all('-'); "
+            "sys.stdout.buffer.write(r.tobytes())")
+    from pathlib import Path
+    env = {**__import__("os").environ, "PYTHONPATH": str(Path(decode.__file__).parents[2])}
+    out = subprocess.run([sys.executable, "-c", code], input=pipe.read_bytes(), capture_output=True,
+                         check=True, env=env)
+    assert out.stdout == whole.tobytes()
 
 
 def test_mutated_files_give_errors_not_crashes(tmp_path):

@@ -317,8 +317,8 @@ class PerfData:
 
     # -- pipe mode: attrs and features come as records ---------------------------------
     def _prelude(self) -> None:
-        """Read the records before the first kernel record (attrs, features, tracing data):
-        what a pipe-mode file says about itself."""
+        """Read the records before the first kernel, AUXTRACE or compressed record (attrs,
+        features, tracing data): what a pipe-mode file says about itself."""
         self._src = Source(self._f if self.size is None else self._f, F.PIPE_HEADER_SIZE, None)
         if self.size is None:
             self._src.seekable = False
@@ -421,7 +421,8 @@ class PerfData:
             if size < 8:
                 raise self.error(off, f"record at offset {off:#x} (type {typ}) has size {size} "
                                       f"< 8: the data section is damaged")
-            if stop_at_kernel and typ < F.USER_TYPE_START:
+            if stop_at_kernel and (typ < F.USER_TYPE_START or typ in COMPRESSED or
+                                   typ == F.REC["AUXTRACE"]):
                 break
             if src.avail < size and src.fill(size) < size:
                 if off_fixed is None:

@@ -154,11 +154,11 @@ def _symbols(args):
             from ..errors import ReadError
             raise ReadError(args.symbols, e.strerror or str(e)) from e
         if is_elf and not args.raw:
-            from . import perffile
-            if perffile.is_perf_data(args.file):
-                with perffile.PerfFile(args.file, truncated_ok=True) as pf:
-                    pf.scan()
-                    found = symbols.elf_bias(args.symbols, pf.mmaps)
+            from ..perfdata import PerfData
+            from . import perfmeta
+            if perfmeta.is_perf_data(args.file):
+                with PerfData(args.file) as pd:
+                    found = symbols.elf_bias(args.symbols, perfmeta.mmaps(pd))
                 if found is not None:
                     bias = found
                     print(f"hpmkit: spe: note: {args.symbols} loaded at bias {bias:#x} (perf.data MMAP record)",
@@ -254,8 +254,10 @@ def _info(args) -> int:
 
 
 def _dump(args) -> int:
-    from . import perffile
-    from .decode import open_kind
+    from ..perfdata import PerfData
+    from ..perfdata import format as PF
+    from . import perfmeta
+    from .decode import CUT_HINT, open_kind
     from .native import dump_lines
     out = sys.stdout
     kind = open_kind(args.file, args.raw or None)
@@ -266,15 +268,25 @@ def _dump(args) -> int:
             for text in dump_lines(iter(lambda: f.read(1 << 20), b"")):
                 out.write(text)
         return 0
-    with perffile.PerfFile(args.file, truncated_ok=args.truncated_ok) as pf:
-        for ab in pf.aux_buffers():
-            out.write(f"\nPERF_RECORD_AUXTRACE at {ab.file_offset:#x} size: {ab.size:#x}  offset: {ab.aux_offset:#x}"
+    from ..errors import FormatError
+    with PerfData(args.file) as pd:
+        declared = getattr(pd, "_declared_end", pd.data_end)
+        if not pd.pipe and declared > pd.data_end and not args.truncated_ok:
+            raise FormatError(args.file, f"data section ends at offset {declared:#x} but the file has "
+                              f"{pd.size} bytes (truncated copy?)", CUT_HINT)
+        for rec in pd.records():
+            if rec.type != PF.REC["AUXTRACE"]:
+                continue
+            ab = perfmeta.aux_header(args.file, rec)
+            avail = ab.size if pd.data_end is None else min(ab.size, pd.data_end - rec.aux_offset)
+            out.write(f"\nPERF_RECORD_AUXTRACE at {rec.offset:#x} size: {ab.size:#x}  offset: {ab.aux_offset:#x}"
                       f"  idx: {ab.idx}  tid: {ab.tid}  cpu: {ab.cpu}\n")
-            out.write(f". ... ARM SPE data: size {ab.available:#x} bytes\n")
-            for text in dump_lines(pf.read_chunks(ab)):
+            out.write(f". ... ARM SPE data: size {avail:#x} bytes\n")
+            for text in dump_lines(pd.aux_chunks(rec)):
                 out.write(text)
-        if pf.truncated_bytes:
-            print(f"hpmkit: spe: warning: {args.file}: {pf.truncated_bytes} byte(s) of AUX data missing "
+        cut = pd.truncation
+        if cut is not None and cut.missing + cut.partial:
+            print(f"hpmkit: spe: warning: {args.file}: {cut.missing + cut.partial} byte(s) of AUX data missing "
                   "from the cut-short file", file=sys.stderr)
     return 0
 
@@ -570,7 +582,7 @@ def _synth(args) -> int:
     import os
     import tempfile
 
-    from . import perffile, synth
+    from . import perfwrite, synth
     if args.records < 1 or args.cpus < 1:
         raise UsageError("--records and --cpus must be at least 1")
     bufs = []
@@ -587,7 +599,7 @@ def _synth(args) -> int:
     fd, tmp = tempfile.mkstemp(prefix=".spe-", dir=d)
     os.close(fd)
     try:
-        perffile.write_perf_data(tmp, bufs)
+        perfwrite.write_perf_data(tmp, bufs)
         from .tables import publish
         publish(tmp, args.output)
     except BaseException:

@@ -15,7 +15,9 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import FormatError, ReadError
-from . import perffile
+from ..perfdata import PerfData
+from ..perfdata import format as PF
+from . import perfmeta
 from .native import RECORD_DTYPE, Decoder, Stats
 
 
@@ -25,8 +27,8 @@ class Source:
     path: str
     kind: str  # "perf.data" or "raw"
     stats: Stats = field(default_factory=Stats)
-    info: perffile.SpeInfo | None = None
-    time_conv: perffile.TimeConv | None = None
+    info: perfmeta.SpeInfo | None = None
+    time_conv: perfmeta.TimeConv | None = None
     aux_buffers: int = 0
     aux_bytes: int = 0
     truncated_bytes: int = 0
@@ -70,11 +72,13 @@ class Progress:
 def open_kind(path: str, raw: bool | None) -> str:
     if raw:
         return "raw"
+    if path == "-":
+        return "perf.data"      # standard input: `perf record -o - | hpmkit spe ...`
     if not os.path.exists(path):
         raise ReadError(path, "no such file")
     if os.path.isdir(path):
         raise ReadError(path, "is a directory", "give a perf.data file or a raw SPE buffer")
-    if perffile.is_perf_data(path):
+    if perfmeta.is_perf_data(path):
         return "perf.data"
     if raw is None:
         raise FormatError(path, "is not a perf.data file (no PERFILE2 magic)",
@@ -83,7 +87,7 @@ def open_kind(path: str, raw: bool | None) -> str:
 
 
 def batches(path: str | os.PathLike, raw: bool | None = None, cpu: int = -1, truncated_ok: bool = False,
-            progress: bool | None = False, chunk: int = perffile.CHUNK,
+            progress: bool | None = False, chunk: int = perfmeta.CHUNK,
             src: Source | None = None) -> Iterator[np.ndarray]:
     """Record arrays (RECORD_DTYPE) in stream order per queue; `src` collects the statistics."""
     path = os.fspath(path)
@@ -126,42 +130,70 @@ def _raw(path, cpu, chunk, src, progress):
         src.cpus.add(cpu)
 
 
+CUT_HINT = "copy the file again, or pass --truncated-ok to decode the complete part"
+
+
 def _perf(path, truncated_ok, chunk, src, progress):
-    with perffile.PerfFile(path, truncated_ok=truncated_ok) as pf:
-        bar = Progress(pf.data_end - pf.data_start, progress)
+    with PerfData(path) as pd:
+        declared = getattr(pd, "_declared_end", pd.data_end)
+        if not pd.pipe and declared > pd.data_end and not truncated_ok:
+            raise FormatError(path, f"data section ends at offset {declared:#x} but the file has "
+                              f"{pd.size} bytes (truncated copy?)", CUT_HINT)
+        total = (pd.data_end or 0) - pd.data_offset
+        bar = Progress(total, progress)
         decoders: dict[int, Decoder] = {}
         nrec = 0
-        for ab in pf.aux_buffers():
-            if src.info is None and pf.info is None:
-                raise FormatError(path, f"AUXTRACE data at offset {ab.file_offset:#x} comes before any "
+        for rec in pd.records():
+            if rec.type == PF.REC["AUXTRACE_INFO"]:
+                src.info = perfmeta.parse_auxtrace_info(path, rec.offset, rec.payload)
+                continue
+            if rec.type == PF.REC["TIME_CONV"]:
+                src.time_conv = perfmeta.time_conv(path, rec)
+                continue
+            if rec.type != PF.REC["AUXTRACE"]:
+                continue
+            ab = perfmeta.aux_header(path, rec)
+            if src.info is None:
+                raise FormatError(path, f"AUXTRACE data at offset {rec.offset:#x} comes before any "
                                   "AUXTRACE_INFO record: not an SPE recording perf wrote",
                                   "record with 'perf record -e arm_spe_0//'")
-            src.info = pf.info
-            src.time_conv = pf.time_conv
             d = decoders.get(ab.idx)
             if d is None:
                 d = decoders[ab.idx] = Decoder()
             d.set_origin(ab.cpu, ab.tid, 0)
             src.aux_buffers += 1
-            src.aux_bytes += ab.available
             src.cpus.add(ab.cpu)
-            left = ab.available
-            for piece in pf.read_chunks(ab, chunk):
-                left -= len(piece)
-                for b in d.feed(piece, last=left == 0):
+            # the decoder is told which piece is the last: a file says how much is there
+            expect = ab.size if pd.data_end is None else min(ab.size, pd.data_end - rec.aux_offset)
+            got, ended = 0, False
+            for piece in pd.aux_chunks(rec, chunk):
+                got += len(piece)
+                ended = got >= expect
+                for b in d.feed(piece, last=ended):
                     nrec += len(b)
                     yield b
-                bar.update(ab.data_offset - pf.data_start + ab.available - left, nrec)
-        if pf.info is None:
+                bar.update(rec.aux_offset - pd.data_offset + got, nrec)
+            if not ended:
+                for b in d.feed(b"", last=True):
+                    nrec += len(b)
+                    yield b
+            src.aux_bytes += got
+            if got < ab.size and not truncated_ok:
+                raise FormatError(path, f"AUXTRACE record at offset {rec.offset:#x} announces {ab.size} "
+                                  f"bytes of SPE data but only {got} remain in the file (truncated, or a "
+                                  "wrong AUX size)", CUT_HINT)
+        if src.info is None:
             raise FormatError(path, "has no AUXTRACE_INFO record: it holds no SPE trace",
                               "record with 'perf record -e arm_spe_0//' (perf report -D shows what is inside)")
         bar.done()
         for d in decoders.values():
             d.flush()
             src.stats.add(d.stats())
-        src.info = pf.info
-        src.time_conv = pf.time_conv
-        src.truncated_bytes = pf.truncated_bytes
+        cut = pd.truncation
+        if cut is not None:
+            src.truncated_bytes = cut.missing + cut.partial
+            if not truncated_ok and cut.missing + cut.partial:
+                raise FormatError(path, f"{cut.describe()} (truncated copy?)", CUT_HINT)
 
 
 def decode_all(path, **kw) -> tuple[np.ndarray, Source]:

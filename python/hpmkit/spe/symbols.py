@@ -3,7 +3,7 @@ source lines through binutils' addr2line, and objdump disassembly for annotation
 
 An ELF's addresses are link-time addresses; SPE PCs are run-time addresses. `bias` is added to
 the ELF's addresses (the load address of a PIE; 0 for a non-PIE executable or a vmlinux); with
-perf.data the bias can come from the MMAP records of the file (perffile mappings).
+perf.data the bias can come from the MMAP records of the file (hpmkit.spe.perfmeta.mmaps).
 """
 from __future__ import annotations
 

@@ -282,7 +282,7 @@ class TableWriter:
                 import pyarrow as pa
                 import pyarrow.parquet as pq
                 from .native import RECORD_DTYPE
-                from .perffile import TimeConv
+                from .perfmeta import TimeConv
                 cols = columns(np.zeros(0, RECORD_DTYPE), self.kind, typed=True, symbols=self.symbols,
                                time_conv=TimeConv(0, 1, 0) if self.time_conv else None)
                 pq.write_table(pa.table(cols), self.tmp)
