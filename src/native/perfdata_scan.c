@@ -642,7 +642,7 @@ API int pdscan__run(struct pdscan *h, const uint8_t *buf, uint64_t pos, uint64_t
 		memcpy(&size, buf + pos + 6, 2);
 		if (size < 8) {
 			*next = pos;
-			return fail(h, off, "record size below 8 (corrupt data section)");
+			return fail(h, off, "record size below 8: the data section is damaged");
 		}
 		if (size > end - pos)
 			break;
