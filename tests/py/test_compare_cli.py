@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,12 @@ def test_report_files_and_ranking(sides, tmp_path):
     assert s["truth"]["entries"][1]["function"] == "memset"  # normalised like the stacks
     n = min(5, s["ranked"])  # 4 anomalous contexts in this data
     assert n == 4
-    assert s["truth"]["at_k"][0] == {"k": 5, "ranked": n, "hits": 1, "precision": 1 / n, "recall": 0.5}
+    # memset is in no kernel context of this data: not reached, so recall over reached is 1/1
+    assert s["truth"]["reached"] == [0]
+    assert s["truth"]["at_k"][0] == {"k": 5, "ranked": n, "hits": 1, "precision": 1 / n, "recall": 0.5,
+                                     "recall_reached": 1.0}
+    assert any("truth: 1 of 2 entries are in no kernel context of riscv64" in w and "memset" in w
+               for w in s["warnings"])
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     assert oct((tmp_path / "r.html").stat().st_mode & 0o777) != "0o600"
 
@@ -117,3 +123,78 @@ def test_export_contexts(sides, tmp_path):
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "A-riscv64.ctx.tsv").read_text() == (sides / "rv" / "all.ctx.tsv").read_text()
     assert (tmp_path / "B-aarch64.ctx.tsv").read_text() == (sides / "arm" / "all.ctx.tsv").read_text()
+
+
+def test_export_contexts_makes_its_folder_and_refuses_a_file(sides, tmp_path):
+    d = tmp_path / "new" / "bundle"
+    p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--export-contexts", d, "-q", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in d.iterdir()) == ["A-riscv64.ctx.tsv", "B-aarch64.ctx.tsv"]
+    (tmp_path / "file").write_text("x")
+    p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--export-contexts", tmp_path / "file", cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr.strip().endswith("exists and is not a folder"), p.stderr
+
+
+def test_quiet_prints_no_progress(capsys):
+    from hpmkit.compare import cli
+    for quiet, printed in ((True, ""), (False, "compare:")):
+        prog = cli._Progress(quiet)
+        prog.t0 -= 10  # as if the run had taken ten seconds already
+        prog("matching pipe")
+        err = capsys.readouterr().err
+        assert err.startswith(printed) and (printed or err == "")
+
+
+def _explain(path):
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("# hpmkit compare --explain: A = riscv64")
+    head = lines[2].split("\t")
+    return head, [dict(zip(head, line.split("\t"))) for line in lines[3:]]
+
+
+def test_explain_lists_every_context_and_why(sides, tmp_path):
+    p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--json", tmp_path / "r.json",
+               "--explain", tmp_path / "all.tsv", "-q", cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == "", p.stderr
+    s = json.loads((tmp_path / "r.json").read_text())
+    head, rows = _explain(tmp_path / "all.tsv")
+    assert head[:8] == ["status", "rank", "workload", "space", "function", "match", "samples_a", "samples_b"]
+    assert {"ratio_cycles", "ci95_lo_cpi", "votes_instructions", "why", "path"} <= set(head)
+    unmatched = sum(a + b for a, b in s["unmatched"].values())
+    assert len(rows) == s["matched_contexts"] + unmatched
+    ranked = [r for r in rows if r["status"] == "ranked"]
+    assert [(r["function"], r["workload"]) for r in ranked] == \
+        [(r["function"], r["workload"]) for r in s["ranking"]]
+    assert [r["rank"] for r in ranked] == [str(i) for i in range(1, len(ranked) + 1)]
+    for r, j in zip(ranked, s["ranking"]):
+        assert float(r["ratio_cycles"]) == pytest.approx(j["ratio"]["cycles"], rel=1e-3)
+        assert float(r["ci95_lo_cycles"]) == pytest.approx(j["ci95"]["cycles"][0], rel=1e-3)
+        assert r["votes_cycles"] == (",".join(j["votes"]["cycles"]) or "-")
+    statuses = Counter(r["status"] for r in rows)
+    assert statuses["thin"] == s["too_thin"]
+    assert statuses["unmatched-A"] + statuses["unmatched-B"] == unmatched
+    for r in rows:
+        assert r["why"], r
+        if r["status"] == "thin":
+            assert r["why"].startswith(("too thin", "no ratio")), r
+        if r["status"] == "not-ranked":
+            assert all(m in r["why"] for m in s["metrics"]), r
+    # the ranking's first metric orders the unranked rows, largest ratio first
+    nr = [float(r["ratio_cycles"]) for r in rows if r["status"] == "not-ranked"]
+    assert nr == sorted(nr, reverse=True)
+
+
+def test_explain_is_written_when_nothing_can_be_ranked(sides, tmp_path):
+    p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--min-samples", "100000",
+               "--explain", tmp_path / "all.tsv", "--json", tmp_path / "r.json", cwd=tmp_path)
+    assert p.returncode == 1 and "not enough samples" in p.stderr
+    assert not (tmp_path / "r.json").exists()
+    _, rows = _explain(tmp_path / "all.tsv")
+    matched = [r for r in rows if not r["status"].startswith("unmatched")]
+    assert matched and all(r["status"] == "thin" and "--min-samples 100000" in r["why"] for r in matched)
+
+
+def test_explain_to_stdout(sides, tmp_path):
+    p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--explain", "-", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("# hpmkit compare --explain") and "Kernel contexts (table 3)" not in p.stdout

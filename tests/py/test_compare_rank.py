@@ -155,8 +155,7 @@ def test_precision_and_recall_at_k():
     truth = [Truth("raw_copy_to_user", None, "misaligned copy", "", 2),
              Truth("finish_task_switch", "futex", "fence", "", 3),
              Truth("find_next_zero_bit", None, "no Zbb", "", 4)]
-    ev = evaluate(res.ranked, truth, lambda r: {p: res.a.by_workload[r.workload][(r.space, p)] for p in r.group.a},
-                  ks=(1, 2, 3))
+    ev = evaluate(res.ranked, truth, ks=(1, 2, 3))
     names = [(r.function, r.workload) for r in res.ranked[:3]]
     assert names[0] == ("raw_copy_to_user", "pipe")
     # rows: raw_copy_to_user (hit), finish_task_switch futex (hit) / pipe (miss: entry says futex)

@@ -29,7 +29,13 @@ CI_Z = 1.96
 
 
 class NotEnoughSamples(HpmkitError):
-    """Too few matched contexts with enough samples to tell normal from anomalous."""
+    """Too few matched contexts with enough samples to tell normal from anomalous. `result`
+    holds what was computed before detection (every matched context, nothing ranked), so an
+    explanation of each context can still be written."""
+
+    def __init__(self, message: str, result: "Result | None" = None):
+        super().__init__(message)
+        self.result = result
 
 
 @dataclass
@@ -79,10 +85,6 @@ class Row:
             return (math.nan, math.nan)
         h = CI_Z * math.sqrt(1 / na + 1 / nb)
         return (r * math.exp(-h), r * math.exp(h))
-
-    def dominant_leaf(self, side: int, costs: dict) -> str:
-        paths = self.group.a if side == 0 else self.group.b
-        return max(paths, key=lambda p: (costs[p][0], p))[-1] if paths else self.function
 
 
 @dataclass
@@ -250,7 +252,8 @@ def run(a: Contexts, b: Contexts, opts: Options | None = None, progress=None) ->
         raise NotEnoughSamples(
             f"not enough samples: {len(live)} matched context(s) have >= {opts.min_samples} samples on both "
             f"sides ({len(rows)} matched, {thin} too thin); outlier detection needs at least "
-            f"{opts.min_contexts}. Record longer or at a higher frequency, or lower --min-samples")
+            f"{opts.min_contexts}. Record longer or at a higher frequency, or lower --min-samples",
+            Result(a, b, opts, metrics, wls, rows, [], cov, {}, [], warnings, thin, unmatched, {}, 0))
     detectors, notes = det.resolve(opts.detectors)
     warnings += notes
     detection = {}

@@ -13,6 +13,7 @@ examples:
   hpmkit compare rv/ --vs arm/ --truth data/compare/known-riscv64-slower.tsv   (precision@k, recall@k)
   hpmkit compare rv.ctx.tsv --vs arm.ctx.tsv --detectors zscore,lof,ecod
   hpmkit compare rv/ --vs arm/ --export-contexts bundle/   (compact *.ctx.tsv of both sides)
+  hpmkit compare rv/ --vs arm/ --explain all.tsv           (every context: ratio, interval, votes, why)
 
 Inputs: profiles (NAME.hpmprof/ from hpmkit, perf.data, perf script text) or context tables
 (*.ctx.tsv); a directory stands for the profiles in it. One profile per workload per side;
@@ -58,20 +59,26 @@ def add_parser(sub, raw_formatter) -> None:
                    help="score flags even when the ratio is within sampling noise of the median")
     p.add_argument("--truth", metavar="FILE.tsv", help="labelled known issues: report precision@k and recall@k")
     p.add_argument("--export-contexts", metavar="DIR",
-                   help="also write both sides as compact context tables (A.ctx.tsv, B.ctx.tsv)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no terminal report (files only)")
+                   help="also write both sides as compact context tables (A-<isa>.ctx.tsv, B-<isa>.ctx.tsv); "
+                   "the folder is made if needed")
+    p.add_argument("--explain", metavar="FILE.tsv",
+                   help="also write every context (matched or not) with its ratios, 95%% intervals, "
+                   "detector votes and why it was or was not ranked; written even when nothing can be "
+                   "ranked ('-': to stdout instead of the report)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no terminal report and no progress (files only)")
     p.set_defaults(run=_run)
 
 
 class _Progress:
-    """Progress lines on stderr, only once a run has taken more than a second."""
+    """Progress lines on stderr, only once a run has taken more than a second; none with -q."""
 
-    def __init__(self) -> None:
+    def __init__(self, quiet: bool = False) -> None:
         self.t0 = time.monotonic()
+        self.quiet = quiet
 
     def __call__(self, msg: str) -> None:
         dt = time.monotonic() - self.t0
-        if dt > 1.0:
+        if dt > 1.0 and not self.quiet:
             print(f"compare: {dt:5.1f}s {msg}", file=sys.stderr, flush=True)
 
 
@@ -85,6 +92,7 @@ def _run(args) -> int:
     from ..errors import UsageError
     from . import analyse, html, inputs, summary, text, truth as truthmod
     from .contexts import contexts
+    from .names import EntryFrames
 
     if args.top < 1:
         raise UsageError("--top must be at least 1")
@@ -92,12 +100,16 @@ def _run(args) -> int:
         raise UsageError("--min-samples must be >= 1 and --min-contexts >= 3")
     if not 0 < args.vote <= 1:
         raise UsageError("--vote must be in (0, 1]")
-    for out in (args.html, args.json):
-        if out and not Path(out).resolve().parent.is_dir():
+    for out in (args.html, args.json, args.explain):
+        if out and out != "-" and not Path(out).resolve().parent.is_dir():
             raise UsageError(f"{out}: the folder does not exist")
-    if args.export_contexts and not Path(args.export_contexts).is_dir():
-        raise UsageError(f"--export-contexts {args.export_contexts}: not a folder")
-    prog = _Progress()
+    if args.html == "-" or args.json == "-":
+        raise UsageError("--html and --json take a file name ('-' is for --explain only)")
+    if args.export_contexts:
+        d = Path(args.export_contexts)
+        if d.exists() and not d.is_dir():
+            raise UsageError(f"--export-contexts {d}: exists and is not a folder")
+    prog = _Progress(args.quiet)
     truth = truthmod.load(Path(args.truth)) if args.truth else None
     ta = inputs.load_side(inputs.expand(args.a), prog)
     tb = inputs.load_side(inputs.expand(args.vs), prog)
@@ -105,6 +117,10 @@ def _run(args) -> int:
         print(f"hpmkit: compare: warning: both sides are {ta.isa}", file=sys.stderr)
     if args.export_contexts:
         d = Path(args.export_contexts)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"--export-contexts {d}: cannot make the folder: {e.strerror}") from None
         inputs.write_ctx(ta, d / f"A-{ta.isa}.ctx.tsv")
         inputs.write_ctx(tb, d / f"B-{tb.isa}.ctx.tsv")
     prog("reducing stacks to contexts")
@@ -115,12 +131,30 @@ def _run(args) -> int:
         metrics=tuple(_list(args.metrics)) if args.metrics else None, min_samples=args.min_samples,
         min_contexts=args.min_contexts, detectors=_list(args.detectors), seed=args.seed, vote=args.vote,
         normalise=args.normalise, scope=args.scope, noise_check=not args.no_noise_check)
-    with paused():
-        res = analyse.run(ca, cb, opts, progress=prog)
+    try:
+        with paused():
+            res = analyse.run(ca, cb, opts, progress=prog)
+    except analyse.NotEnoughSamples as e:
+        if args.explain and e.result is not None:
+            _write_explain(args.explain, e.result)
+        raise
     ev = None
     if truth is not None:
-        ev = truthmod.evaluate(res.ranked, truth, lambda r: {p: res.a.by_workload[r.workload][(r.space, p)]
-                                                            for p in r.group.a})
+        entry_names = frozenset(EntryFrames.load(ca.isa, ca.kernel).roles)
+        ev = truthmod.evaluate(res.ranked, truth, entry_names=entry_names,
+                               reached_names=truthmod.reached_names(res.a, entry_names))
+        missing = [t for i, t in enumerate(truth) if i not in set(ev["reached"])]
+        if missing:
+            res.warnings.append(
+                f"truth: {len(missing)} of {len(truth)} entries are in no kernel context of {ca.isa or 'A'} "
+                f"(not reached by these workloads, or inlined under another name): "
+                + ", ".join(t.function for t in missing[:6]) + (" ..." if len(missing) > 6 else ""))
+        wls = set(res.workloads)
+        narrow = [t for t in truth if t.workload is not None and t.workload not in wls]
+        if narrow:
+            res.warnings.append(
+                f"truth: {len(narrow)} entries count only in a workload that is not compared "
+                f"({', '.join(sorted({t.workload for t in narrow}))}); use '*' to count them in any")
     s = summary.to_dict(res, args.top, ev, truth)
     if args.json:
         import json
@@ -130,6 +164,17 @@ def _run(args) -> int:
         with paused():
             page = html.render(res, s)
         inputs.atomic_write(Path(args.html), page)
-    if not args.quiet:
+    if args.explain:
+        _write_explain(args.explain, res)
+    if not args.quiet and args.explain != "-":
         sys.stdout.write(text.render(s))
     return 0
+
+
+def _write_explain(dest: str, res) -> None:
+    from . import explain, inputs
+    table = explain.render(res)
+    if dest == "-":
+        sys.stdout.write(table)
+    else:
+        inputs.atomic_write(Path(dest), table)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UsageError
-from .names import ENTRY_ONLY, EntryFrames, Normaliser, canonical_isa
+from .names import ENTRY_ONLY, EntryFrames, KernelSymbols, Normaliser, canonical_isa
 
 COSTS = ("samples", "cycles", "instructions")  # columns of every cost vector, in this order
 KERNEL, USER = "kernel", "user"
@@ -102,33 +102,48 @@ def split_kernel(stack, nkernel: int | None, entry: EntryFrames) -> int:
 
 
 def contexts(table: ContextTable, normalise: Normaliser | None = None,
-             entry: EntryFrames | None = None) -> Contexts:
+             entry: EntryFrames | None = None, ksyms: KernelSymbols | None = None) -> Contexts:
+    from ..profile.symbols import is_marker
     normalise = normalise or Normaliser.load()
     entry = entry or EntryFrames.load(table.isa, table.kernel)
+    ksyms = ksyms or KernelSymbols.load(table.isa, table.kernel)
     roles = entry.roles
+    rename = ksyms.rename
     by_wl: dict[str, dict] = {}
     totals: dict[str, list[float]] = {}
     entries: dict[str, dict[str, float]] = {}
-    memo: dict[tuple, tuple] = {}  # (raw stack, nkernel) -> ((space, path), role); stacks repeat a lot
+    # (raw stack, nkernel) -> ((space, path), role, section markers left in it); stacks repeat a lot
+    memo: dict[tuple, tuple] = {}
     names_memo = normalise._memo
+    marked: dict[str, float] = {}      # marker name -> samples whose kernel stack still holds it
+    marker_memo: dict[str, bool] = {}
     for wl, raw, nk, cost in zip(table.workload, table.stack, table.nkernel, table.costs):
         key = (raw, nk)
         got = memo.get(key)
         if got is None:
             names = [names_memo[f] if f in names_memo else normalise(f) for f in raw]
             cut = split_kernel(names, nk, entry)
-            kpart, role = names[cut:], None
+            kpart, role = [rename.get(f, f) for f in names[cut:]], None
             i = 0
             while i < len(kpart) and kpart[i] in roles:  # drop entry code at the root end
                 role = roles[kpart[i]]
                 i += 1
             if kpart:
                 path = _collapse(kpart[i:], raw[cut + i:]) or (ENTRY_ONLY,)
-                got = ((KERNEL, path), role)
+                marks = []
+                for f in kpart:
+                    m = marker_memo.get(f)
+                    if m is None:
+                        m = marker_memo[f] = is_marker(f)
+                    if m:
+                        marks.append(f)
+                got = ((KERNEL, path), role, tuple(marks))
             else:
-                got = ((USER, _collapse(names, raw) or ("[no-stack]",)), None)
+                got = ((USER, _collapse(names, raw) or ("[no-stack]",)), None, ())
             memo[key] = got
-        ctx, role = got
+        ctx, role, markers = got
+        for m in markers:
+            marked[m] = marked.get(m, 0.0) + cost[0]
         d = by_wl.get(wl)
         if d is None:
             d = by_wl[wl] = {}
@@ -150,8 +165,17 @@ def contexts(table: ContextTable, normalise: Normaliser | None = None,
     # cost vectors: numpy arrays of (samples, cycles, instructions), built once at the end
     by_wl = {wl: {k: np.array(v, dtype=np.float64) for k, v in d.items()} for wl, d in by_wl.items()}
     totals = {wl: np.array(v, dtype=np.float64) for wl, v in totals.items()}
+    notes = list(table.notes)
+    if marked:
+        top = sorted(marked.items(), key=lambda kv: (-kv[1], kv[0]))
+        notes.append(
+            f"kernel frames named after a section marker ({', '.join(f'{m} {n:.0f}' for m, n in top[:4])}"
+            f"{' ...' if len(top) > 4 else ''} samples): the recording's symbol copy had no other name "
+            f"there, so the function at that address is hidden; add a row for kernel "
+            f"{table.kernel or '?'} to data/compare/kernel-symbols.tsv, or import with the full "
+            "kallsyms (hpm record --kallsyms all)")
     return Contexts(table.isa, table.kernel, table.label, by_wl, totals, entries, {w: set(m) for w, m in table.has.items()},
-                    list(table.notes))
+                    notes)
 
 
 def _collapse(names: list[str], raw: tuple[str, ...]) -> tuple[str, ...]:

@@ -262,14 +262,19 @@ def render(res: Result, summary: dict) -> str:
     H.append("</table>")
     t = s.get("truth")
     if t:
-        H.append(f"<h2>Against the truth list ({len(t['entries'])} known issues)</h2><table><tr><th>k</th><th>ranked</th>"
-                 "<th>hits</th><th>precision@k</th><th>recall@k</th></tr>")
+        H.append(f"<h2>Against the truth list ({len(t['entries'])} known issues, {len(t['reached'])} in A's kernel "
+                 "contexts)</h2><p>A hit needs the labelled function (or another name of its code) among the "
+                 "ranked context's own frames, in any workload.</p><table><tr><th>k</th><th>ranked</th>"
+                 "<th>hits</th><th>precision@k</th><th>recall@k</th><th>recall@k of reached</th></tr>")
         for x in t["at_k"]:
             H.append(f"<tr><td class=n>{x['k']}</td><td class=n>{x['ranked']}</td><td class=n>{x['hits']}</td>"
-                     f"<td class=n>{_f(x['precision'])}</td><td class=n>{_f(x['recall'])}</td></tr>")
-        H.append("</table><table><tr><th>function</th><th>workload</th><th>found</th><th>reason</th><th>evidence</th></tr>")
+                     f"<td class=n>{_f(x['precision'])}</td><td class=n>{_f(x['recall'])}</td>"
+                     f"<td class=n>{_f(x.get('recall_reached'))}</td></tr>")
+        H.append("</table><table><tr><th>function</th><th>expected in</th><th>reached</th><th>found</th><th>reason</th>"
+                 "<th>evidence</th></tr>")
         for i, e in enumerate(t["entries"]):
             H.append(f"<tr><td>{_e(e['function'])}</td><td>{_e(e['workload'] or '*')}</td>"
+                     f"<td>{'yes' if i in t['reached'] else 'no'}</td>"
                      f"<td>{'yes' if i in t['found'] else 'no'}</td><td>{_e(e['reason'])}</td><td>{_e(e['evidence'])}</td></tr>")
         H.append("</table>")
     data = json.dumps(s, separators=(",", ":")).replace("</", "<\\/")

@@ -110,6 +110,29 @@ class Normaliser:
         return out
 
 
+def _kernel_rows(path: Path, columns: list[str], isa: str | None, kernel: str | None) -> list[dict[str, str]]:
+    """Rows of a per-ISA, per-kernel-version table (columns start isa, from, before) that apply
+    to this ISA and kernel: an unknown ISA takes every ISA's rows, an unknown version every
+    version's."""
+    isa = canonical_isa(isa)
+    ver = _version(kernel)
+    out = []
+    for r in _read_tsv(path, columns):
+        if r["isa"] not in ISAS:
+            raise FormatError(path, f"line {r['_line']}: isa '{r['isa']}' is not one of {', '.join(ISAS)}",
+                              "fix the isa column")
+        if isa is not None and r["isa"] != isa:
+            continue
+        lo, hi = (None if r[k] == "-" else _version(r[k]) for k in ("from", "before"))
+        if (r["from"] != "-" and lo is None) or (r["before"] != "-" and hi is None):
+            raise FormatError(path, f"line {r['_line']}: versions must be major.minor or '-'",
+                              "fix the from/before columns")
+        if ver is not None and ((lo and ver < lo) or (hi and ver >= hi)):
+            continue
+        out.append(r)
+    return out
+
+
 @dataclass
 class EntryFrames:
     """Kernel-entry frames of one ISA and kernel version: {frame: role}."""
@@ -120,22 +143,41 @@ class EntryFrames:
 
     @classmethod
     def load(cls, isa: str | None, kernel: str | None, path: Path | None = None) -> "EntryFrames":
-        path = path or DATA_DIR / "kernel-entry.tsv"
-        isa = canonical_isa(isa)
-        ver = _version(kernel)
-        roles: dict[str, str] = {}
-        for r in _read_tsv(path, ["isa", "from", "before", "frame", "role"]):
-            if r["isa"] not in ISAS:
-                raise FormatError(path, f"line {r['_line']}: isa '{r['isa']}' is not one of {', '.join(ISAS)}",
-                                  "fix the isa column")
-            # an unknown ISA takes every ISA's frames: the names do not collide across ISAs
-            if isa is not None and r["isa"] != isa:
-                continue
-            lo, hi = (None if r[k] == "-" else _version(r[k]) for k in ("from", "before"))
-            if (r["from"] != "-" and lo is None) or (r["before"] != "-" and hi is None):
-                raise FormatError(path, f"line {r['_line']}: versions must be major.minor or '-'",
-                                  "fix the from/before columns")
-            if ver is not None and ((lo and ver < lo) or (hi and ver >= hi)):
-                continue
-            roles[r["frame"]] = r["role"]
-        return cls(isa, kernel, roles)
+        # an unknown ISA takes every ISA's frames: the names do not collide across ISAs
+        rows = _kernel_rows(path or DATA_DIR / "kernel-entry.tsv",
+                            ["isa", "from", "before", "frame", "role"], isa, kernel)
+        return cls(canonical_isa(isa), kernel, {r["frame"]: r["role"] for r in rows})
+
+
+KERNEL_SYMBOL_RULES = ("marker", "syscall", "memcpy")
+
+
+@dataclass
+class KernelSymbols:
+    """Kernel frame names that a recording's symbol copy got wrong, per ISA and kernel version:
+    {name as recorded (normalised): name hpmkit gives that code (normalised)}.
+
+    `hpm record` stores, for each sampled address, the one kallsyms name perf would show, so a
+    profile made from it names __schedule `__sched_text_start` (riscv64 6.1). These renames
+    (data/compare/kernel-symbols.tsv) restore the names hpmkit.profile.symbols.choose_alias
+    picks from a full kallsyms; they apply to kernel frames only, and only when the ISA is
+    known (memmove is its own function on riscv64)."""
+
+    isa: str | None
+    kernel: str | None
+    rename: dict[str, str]
+    rules: dict[str, str] = field(default_factory=dict)    # name -> rule
+
+    @classmethod
+    def load(cls, isa: str | None, kernel: str | None, path: Path | None = None) -> "KernelSymbols":
+        path = path or DATA_DIR / "kernel-symbols.tsv"
+        if canonical_isa(isa) is None:
+            return cls(None, kernel, {})
+        rename, rules = {}, {}
+        for r in _kernel_rows(path, ["isa", "from", "before", "name", "to", "rule"], isa, kernel):
+            if r["rule"] not in KERNEL_SYMBOL_RULES:
+                raise FormatError(path, f"line {r['_line']}: rule '{r['rule']}' is not one of "
+                                  f"{', '.join(KERNEL_SYMBOL_RULES)}", "fix the rule column")
+            rename[r["name"]] = r["to"]
+            rules[r["name"]] = r["rule"]
+        return cls(canonical_isa(isa), kernel, rename, rules)

@@ -83,6 +83,7 @@ def to_dict(res: Result, top: int, truth_eval: dict | None = None, truth=None) -
                          "evidence": t.evidence} for t in truth],
             "at_k": truth_eval["k"],
             "found": truth_eval["found"], "missed": truth_eval["missed"],
+            "reached": truth_eval["reached"],
             "row_hits": truth_eval["rows"][:top],
         }
     return out

@@ -73,10 +73,12 @@ def render(s: dict) -> str:
     t = s.get("truth")
     if t:
         L.append("")
-        L.append(f"Against the truth list ({len(t['entries'])} known issues)")
-        L += _table(["k", "ranked", "hits", "precision@k", "recall@k"],
-                    [[x["k"], x["ranked"], x["hits"], _f(x["precision"]), _f(x["recall"])] for x in t["at_k"]],
-                    right={0, 1, 2, 3, 4})
+        L.append(f"Against the truth list ({len(t['entries'])} known issues, {len(t['reached'])} of them "
+                 "in A's kernel contexts; a hit needs the labelled function in the context's own frames)")
+        L += _table(["k", "ranked", "hits", "precision@k", "recall@k", "recall@k of reached"],
+                    [[x["k"], x["ranked"], x["hits"], _f(x["precision"]), _f(x["recall"]),
+                      _f(x["recall_reached"])] for x in t["at_k"]],
+                    right={0, 1, 2, 3, 4, 5})
         if t["missed"]:
             L.append("not found: " + ", ".join(t["entries"][i]["function"] for i in t["missed"]))
     return "\n".join(L) + "\n"

@@ -8,19 +8,25 @@ Format (TSV, '#' comments, header required):
 function  ISA-neutral kernel function name, spelled as hpmkit normalises it
           (data/compare/normalise.tsv: memcpy not __memcpy, raw_copy_to_user not
           __asm_copy_to_user, sys_read not __riscv_sys_read, no .isra.N suffixes).
-workload  the workload the issue shows in, or '*' / empty for any.
+workload  the only workload the entry counts in, or '*' / empty for any.
 reason, evidence  free text (shown in the report).
 
-A ranked context hits an entry when the workloads agree and the entry's function is the
-context's function (the anchor's leaf) or the leaf that carries most of A's samples among the
-contexts merged into it (a partial match can hide the deeper function under its caller).
-precision@k = hits among the top k / k; recall@k = entries hit by the top k / entries.
+A ranked context hits an entry when the entry's function (or an alias: another name of the
+same code) is one of the context's **own frames**: its function (the anchor's leaf) and the
+frames below it in the contexts merged into it, on either side -- never a caller above it, so
+a context of `alloc_fd` does not hit `_find_next_zero_bit` unless the bit search is in it. The
+context `[kernel-entry]` holds side A's entry code (data/compare/kernel-entry.tsv), so it
+hits an entry naming one of A's entry frames (handle_exception on riscv64).
+precision@k = hits among the top k / k; recall@k = entries hit by the top k / entries;
+`reached` = entries whose function is in some kernel context of side A at all (a workload
+that never runs the code cannot find it), with recall over those.
 
 The richer list of data/compare/known-riscv64-slower.tsv is read too (header starting
-`function<TAB>aliases<TAB>label`): an entry matches its function or any of its aliases, in
-any of its comma-separated workloads; only rows labelled `slower` that apply to the lab
-kernels (`lab_applies` not `no`) are truth entries — `not-slower` controls and `config`
-rows are not issues a port should fix, so ranking them counts against precision.
+`function<TAB>aliases<TAB>label`): an entry matches its function or any of its aliases; its
+`workloads` column says which ksuite workloads are expected to reach it, and the entry counts
+in **any** workload (other suites reach the same code). Only rows labelled `slower` that
+apply to the lab kernels (`lab_applies` not `no`) are truth entries -- `not-slower` controls
+and `config` rows are not issues a port should fix, so ranking them counts against precision.
 """
 from __future__ import annotations
 
@@ -41,14 +47,13 @@ class Truth:
     evidence: str
     line: int
     aliases: frozenset = frozenset()
-    workloads: frozenset | None = None  # several workloads (rich format); None = any
+    workloads: frozenset | None = None  # where the rich list expects it (informational)
 
     def names(self) -> frozenset:
         return self.aliases | {self.function}
 
     def in_workload(self, wl: str) -> bool:
-        if self.workloads is not None:
-            return wl in self.workloads
+        """Only the simple format's workload column restricts an entry."""
         return self.workload is None or self.workload == wl
 
 
@@ -116,15 +121,33 @@ def load(path: Path, normalise: Normaliser | None = None) -> list[Truth]:
     return out
 
 
-def hits(row, truth: list[Truth], costs_a: dict) -> list[int]:
+def own_frames(row, entry_names: frozenset = frozenset()) -> set[str]:
+    """The frames that are the ranked context itself: its function and, in every context
+    merged into it (both sides), the frames below the anchor; not the callers above."""
+    from .names import ENTRY_ONLY
+    k = len(row.group.anchor) - 1
+    own = {row.function}
+    for p in (*row.group.a, *row.group.b):
+        own.update(p[k:] if row.group.kind in ("partial", "parent") else p[-1:])
+    if ENTRY_ONLY in own:
+        own |= entry_names
+    return own
+
+
+def hits(row, truth: list[Truth], entry_names: frozenset = frozenset()) -> list[int]:
     """Indices of truth entries this ranked row hits."""
-    names = {row.function, row.dominant_leaf(0, costs_a)}
-    return [i for i, t in enumerate(truth) if t.names() & names and t.in_workload(row.workload)]
+    own = own_frames(row, entry_names)
+    return [i for i, t in enumerate(truth) if t.names() & own and t.in_workload(row.workload)]
 
 
-def evaluate(ranked, truth: list[Truth], costs_a_of, ks=(5, 10, 15, 20, 25)) -> dict:
-    """precision@k and recall@k; costs_a_of(row) -> {path: cost} of side A for that row."""
-    per_row = [hits(r, truth, costs_a_of(r)) for r in ranked]
+def evaluate(ranked, truth: list[Truth], ks=(5, 10, 15, 20, 25), *, entry_names: frozenset = frozenset(),
+             reached_names: set[str] | None = None) -> dict:
+    """precision@k and recall@k. entry_names: side A's kernel-entry frames (what the context
+    [kernel-entry] stands for); reached_names: every frame of side A's kernel contexts (None:
+    not known, every entry counts as reached)."""
+    per_row = [hits(r, truth, entry_names) for r in ranked]
+    reached = [i for i, t in enumerate(truth)
+               if reached_names is None or t.names() & reached_names]
     table = []
     for k in ks:
         top = per_row[:k]
@@ -133,7 +156,22 @@ def evaluate(ranked, truth: list[Truth], costs_a_of, ks=(5, 10, 15, 20, 25)) -> 
         covered = {i for h in top for i in h}
         table.append({"k": k, "ranked": n, "hits": hit_rows,
                       "precision": hit_rows / n if n else None,
-                      "recall": len(covered) / len(truth)})
+                      "recall": len(covered) / len(truth),
+                      "recall_reached": len(covered & set(reached)) / len(reached) if reached else None})
     found = sorted({i for h in per_row for i in h})
-    return {"k": table, "rows": per_row, "found": found,
+    return {"k": table, "rows": per_row, "found": found, "reached": reached,
             "missed": [i for i in range(len(truth)) if i not in set(found)]}
+
+
+def reached_names(side, entry_names: frozenset = frozenset()) -> set[str]:
+    """Every frame name of a side's kernel contexts (Contexts), entry code included."""
+    from .contexts import KERNEL
+    from .names import ENTRY_ONLY
+    out: set[str] = set()
+    for ctx in side.by_workload.values():
+        for space, path in ctx:
+            if space == KERNEL:
+                out.update(path)
+    if ENTRY_ONLY in out:
+        out |= entry_names
+    return out

@@ -5,6 +5,7 @@ check and DWARF line tables for srcline. Lookups are vectorised with numpy over 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,12 +25,66 @@ def alias_rank(name: str, weak: bool, glob: bool, sized: bool = True) -> tuple:
     return (not sized, weak, not glob, len(name) - len(name.lstrip("_")), -len(name))
 
 
+# Section and linker-script markers: symbols the kernel's linker script (or an asm macro)
+# places at a section boundary. They share their address with the first function of the
+# section (riscv64 6.1: __sched_text_start = __schedule, __lock_text_start = _raw_spin_lock),
+# and naming that function after its section hides it from cross-ISA matching. The pattern
+# covers the text-section markers of Linux's vmlinux.lds.h and arch linker scripts
+# (__X_text_start/_end, __init_begin, __inittext_begin, _stext/_etext, _sinittext, the riscv
+# SoC tables in init text) and the linker's own _GLOBAL_OFFSET_TABLE_; it is narrower than
+# scripts/kallsyms.c's __X_start/__X_end test, which also takes functions such as
+# __start_tty and __hrtick_start.
+_MARKER = re.compile(r"_s?text|_etext|_[se]inittext|__\w*text_(start|end|begin)|__\w+_begin"
+                     r"|__\w+_table_(start|end)|__(init|exit)\w*_end|_GLOBAL_OFFSET_TABLE_")
+
+
+def is_marker(name: str) -> bool:
+    """Is `name` a section/linker marker rather than a function?"""
+    return _MARKER.fullmatch(name) is not None
+
+
+_SYSCALL_WRAPPER = re.compile(r"__(?:se|do|[a-z0-9]+)_sys_(\w+)")
+
+# Why a name other than perf's was chosen at an address (docs/compare.md, "Symbol names").
+ALIAS_RULES = {
+    "marker": "a section/linker marker never names a function that shares its address",
+    "syscall": "sys_X over its SYSCALL_DEFINE wrappers (__se_sys_X, __<arch>_sys_X) at the same "
+               "address; sys_ni_syscall over the cond_syscall() weak stubs aliased to it",
+    "memcpy": "one routine serving memcpy and memmove (arm64 memcpy.S) is named memcpy, "
+              "the name riscv64's memcpy has",
+}
+
+
+def choose_alias(names: list[str]) -> tuple[int, str | None]:
+    """One name for the symbols listed at one address, in listing order.
+
+    perf 6.1 shows the last one listed (symbols__fixup_end gives the earlier aliases zero
+    size, symbols__fixup_duplicate then keeps the sized one); /proc/kallsyms lists
+    linker-script markers last at an address, so perf names __schedule `__sched_text_start`
+    on riscv64. We keep perf's choice except where a rule of ALIAS_RULES applies; returns
+    (index, rule or None)."""
+    pick, rule = len(names) - 1, None
+    if is_marker(names[pick]):
+        real = [i for i, n in enumerate(names) if not is_marker(n)]
+        if real:
+            pick, rule = real[-1], "marker"
+    name = names[pick]
+    if "sys_ni_syscall" in names and name != "sys_ni_syscall":
+        return names.index("sys_ni_syscall"), "syscall"
+    m = _SYSCALL_WRAPPER.fullmatch(name)
+    if m and f"sys_{m[1]}" in names:
+        return names.index(f"sys_{m[1]}"), "syscall"
+    if "memmove" in name and name.replace("memmove", "memcpy") in names:
+        return names.index(name.replace("memmove", "memcpy")), "memcpy"
+    return pick, rule
+
+
 class Kallsyms:
-    """Function symbols of one kernel boot, from /proc/kallsyms text."""
+    """Function symbols of one kernel boot, from /proc/kallsyms text (or a System.map)."""
 
     def __init__(self, text: str, source: str):
         self.source = source
-        best: dict[int, tuple[tuple, str, str | None]] = {}
+        listed: dict[int, list[tuple[str, str | None]]] = {}
         self.refs: dict[str, int] = {}
         for line in text.splitlines():
             parts = line.split()
@@ -41,27 +96,24 @@ class Kallsyms:
                 continue
             if parts[2] in REF_SYMBOLS and parts[2] not in self.refs:
                 self.refs[parts[2]] = a
-            t = parts[1]
-            if t not in KALLSYMS_TEXT_TYPES:
+            if parts[1] not in KALLSYMS_TEXT_TYPES:
                 continue
-            # several names at one address: perf (6.1) shows the last one listed, since
-            # the earlier aliases end up zero-sized when symbol ends are fixed up
-            best[a] = ((), parts[2], parts[3].strip("[]") if len(parts) > 3 else None)
-        addrs = list(best)
-        names = [best[a][1] for a in addrs]
-        mods = [best[a][2] for a in addrs]
-        order = np.argsort(np.array(addrs, dtype=np.uint64), kind="stable")
-        self.addrs = np.array(addrs, dtype=np.uint64)[order]
-        self.names = [names[i] for i in order]
-        self.mods = [mods[i] for i in order]
-        # end of each symbol = start of the next different address
-        nxt = np.empty_like(self.addrs)
-        if len(self.addrs):
-            uniq, first = np.unique(self.addrs, return_index=True)
-            pos = np.searchsorted(uniq, self.addrs, side="right")
-            nxt = np.where(pos < len(uniq), uniq[np.minimum(pos, len(uniq) - 1)],
-                           self.addrs + np.uint64(LAST_SYMBOL_SPAN))
-        self.ends = nxt
+            listed.setdefault(a, []).append((parts[2], parts[3].strip("[]") if len(parts) > 3 else None))
+        # one name per address; where a rule overrode perf's choice: addr -> (perf's, ours, rule)
+        self.overridden: dict[int, tuple[str, str, str]] = {}
+        addrs = sorted(listed)
+        self.names, self.mods = [], []
+        for a in addrs:
+            cands = listed[a]
+            i, rule = choose_alias([n for n, _ in cands]) if len(cands) > 1 else (0, None)
+            if rule is not None:
+                self.overridden[a] = (cands[-1][0], cands[i][0], rule)
+            self.names.append(cands[i][0])
+            self.mods.append(cands[i][1])
+        self.addrs = np.array(addrs, dtype=np.uint64)
+        # a symbol ends where the next address starts; the last one gets a page
+        self.ends = np.append(self.addrs[1:], self.addrs[-1:] + np.uint64(LAST_SYMBOL_SPAN)) \
+            if len(addrs) else self.addrs.copy()
 
     def __len__(self) -> int:
         return len(self.addrs)
@@ -78,13 +130,9 @@ class Kallsyms:
         if not len(self.addrs):
             return np.full(len(addrs), -1, np.int64), np.zeros(len(addrs), np.uint64)
         i = np.searchsorted(self.addrs, addrs, side="right").astype(np.int64) - 1
-        ok = i >= 0
         ic = np.maximum(i, 0)
-        # several symbols at one address: searchsorted lands on the last; perf shows the
-        # first-listed alias, which is the lowest index with that address
-        first = np.searchsorted(self.addrs, self.addrs[ic], side="left")
-        ok &= addrs < self.ends[ic]
-        idx = np.where(ok, first, -1)
+        ok = (i >= 0) & (addrs < self.ends[ic])
+        idx = np.where(ok, ic, -1)
         off = np.where(ok, addrs - self.addrs[ic], 0).astype(np.uint64)
         return idx, off
 
