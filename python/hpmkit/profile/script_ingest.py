@@ -1,8 +1,13 @@
-"""Text recordings -> Profile: `perf script` output (default fields, with or without -g, with
-`pid/tid` or tid only, several events per file, perf's '# ...' header) and folded stacks
-('comm;root;...;leaf COUNT', the stackcollapse-perf convention).
+"""Text recordings -> Profile: `perf script` output of any field set (-F: comm, pid/tid or
+tid, cpu, time, period, event, ip, sym, symoff, dso; with or without -g; several events per
+file; perf's '# ...' header) and folded stacks ('comm;root;...;leaf COUNT', the
+stackcollapse-perf convention).
 
-A line that is neither is an error naming file:line; nothing is guessed."""
+perf prints a sample's fields in a fixed order whatever -F says, so the fields present are
+read from the line's shape: [comm] pid[/tid] [[cpu]] [time:] [period] [event:] [ip sym+off
+(dso)]; callchain frames follow on tab-indented lines. Columns this model has no place for
+(brstack, addr, srcline, ipc...) are skipped and counted, never fatal. A file whose first
+sample line is neither perf script nor folded is an error naming file:line."""
 from __future__ import annotations
 
 import os
@@ -15,12 +20,18 @@ import pyarrow as pa
 from ..errors import FormatError
 from .model import FRAMES_SCHEMA, STACKS_SCHEMA, Profile, new_meta, normalise_isa
 
-HINT = ("give `perf script` output with its default fields (options like -F +pid and -g are "
-        "fine) or folded stacks 'a;b;c COUNT'")
+HINT = ("give `perf script` output (any -F field set that includes tid or pid, -g or not) or "
+        "folded stacks 'a;b;c COUNT'")
+# the sample line: fields in perf's print order, each optional but the thread id
 SAMPLE_RE = re.compile(
-    r"^(?P<comm>.*?)\s+(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?\s+(?:\[(?P<cpu>\d+)\]\s+)?"
-    r"(?P<time>\d+\.\d+):\s+(?:(?P<period>\d+)\s+)?(?P<event>\S+?):(?:\s+(?P<rest>.*?))?\s*$")
-FRAME_RE = re.compile(r"^\s*(?P<addr>[0-9a-fA-F]+)\s+(?P<sym>.*?)(?:\s+\((?P<dso>.*)\))?\s*$")
+    r"^\s*(?:(?P<comm>\S.*?)\s+)??(?P<pid>-?\d+)(?:/(?P<tid>-?\d+))?"
+    r"(?:\s+\[(?P<cpu>\d+)\])?"
+    r"(?:\s+(?P<time>\d+\.\d+):)?"
+    r"(?:\s+(?P<period>\d+)(?=\s+\S+?:(?:\s|$)))?"
+    r"(?:\s+(?P<event>[^\s\d]\S*?):(?=\s|$))?"
+    r"(?:\s+(?P<rest>\S.*?))?\s*$")
+# ip, then symbol (+offset) and (dso), each optional after the address (parse_frame)
+FRAME_RE = re.compile(r"^\s*(?P<addr>[0-9a-fA-F]+)(?:\s+(?P<body>\S.*?))?\s*$")
 FOLDED_RE = re.compile(r"^(?P<stack>.*\S)\s+(?P<count>\d+)$")
 OFF_RE = re.compile(r"^(?P<sym>.+)\+0x(?P<off>[0-9a-fA-F]+)$")
 HEADER_RE = re.compile(r"^#\s*(?P<key>[a-z][a-z ]*?)\s*:\s*(?P<val>.*)$")
@@ -113,7 +124,8 @@ def _parse_event_line(val: str) -> dict:
 
 
 def _unit(name: str) -> str:
-    return "ns" if name.split(":")[0] in ("cpu-clock", "task-clock") else "events"
+    base = name.split(":")[0].split("/")[0]      # cpu-clock:u, task-clock/call-graph=fp/
+    return "ns" if base in ("cpu-clock", "task-clock") else "events"
 
 
 def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None = None) -> Profile:
@@ -126,7 +138,8 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
     cur = None           # (comm, pid, tid, cpu, time, period, event)
     frames: list[int] = []
     kern: list[bool] = []
-    unparsed = 0
+    unparsed = 0        # lines that are neither sample nor frame (srcline, insn, raw...)
+    unread = 0          # sample lines whose last columns are not an 'ADDR SYM (DSO)' frame
     folded_counts: list[int] = []
 
     def flush():
@@ -181,32 +194,44 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
                     elif k == "event":
                         header_events.append(_parse_event_line(v))
                 continue
-            if mode != "folded" and (s[0] in " \t") and cur is not None:
-                m = FRAME_RE.match(s)
-                if not m:
-                    raise bad(lineno, s, "stack line is not 'ADDR SYMBOL (DSO)'")
-                frames_add(b, m, frames, kern)
+            if mode != "folded" and s[0] == "\t":
+                # a callchain frame (perf indents them with a tab)
+                fr = parse_frame(s)
+                if cur is None or fr is None:
+                    unparsed += 1
+                else:
+                    frames_add(b, fr, frames, kern)
                 continue
-            m = SAMPLE_RE.match(s) if mode != "folded" else None
+            m = None
+            if mode == "script" or (mode is None and not (";" in s and FOLDED_RE.match(s))):
+                m = SAMPLE_RE.match(s)
             if m:
                 if mode is None:
                     mode = "script"
                 flush()
-                ev = m.group("event")
+                ev = m.group("event") or "samples"
                 if ev not in order:
                     order.append(ev)
-                cur = (m.group("comm").strip(), int(m.group("pid")) if m.group("tid") else None,
-                       int(m.group("tid") or m.group("pid")),
+                tid = int(m.group("tid") or m.group("pid"))
+                comm = m.group("comm").strip() if m.group("comm") else f":{tid}"
+                cur = (comm, int(m.group("pid")) if m.group("tid") else None, tid,
                        int(m.group("cpu")) if m.group("cpu") else None,
-                       _ns(m.group("time")),
+                       _ns(m.group("time")) if m.group("time") else None,
                        int(m.group("period")) if m.group("period") else None, ev)
                 rest = m.group("rest")
                 if rest:
-                    fm = FRAME_RE.match(rest)
-                    if not fm:
-                        raise bad(lineno, s, "sample line ends in something that is not "
-                                             "'ADDR SYMBOL (DSO)'")
-                    frames_add(b, fm, frames, kern)
+                    fr = parse_frame(rest)
+                    if fr is None:
+                        # a column the model has no place for (brstack, addr, ipc, raw...)
+                        unread += 1
+                    else:
+                        frames_add(b, fr, frames, kern)
+                continue
+            if mode == "script":
+                if s[0] in " " and cur is not None and (fr := parse_frame(s)) is not None:
+                    frames_add(b, fr, frames, kern)     # a frame indented with spaces
+                else:
+                    unparsed += 1                       # srcline, insn, a line of raw data...
                 continue
             m = FOLDED_RE.match(s) if mode in (None, "folded") else None
             if m:
@@ -277,25 +302,48 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
                 e["freq"] = h["freq"]
             else:
                 e["period"] = h.get("period")
+                if e["period"] is None:
+                    # no header: the period the samples print, when it is one
+                    ps = {p for p, n in zip(periods, cols["event"]) if n == name}
+                    e["period"] = ps.pop() if len(ps) == 1 else None
             e.update(sampling=True, unit=_unit(name))
             evs.append(e)
         meta["events"] = evs
     if unparsed:
-        meta["skipped"]["unparsed lines"] = unparsed
+        meta["skipped"]["lines that are neither a sample nor a frame (srcline, insn...)"] = unparsed
+    if unread:
+        meta["skipped"]["sample columns that are not 'ADDR SYMBOL (DSO)' (brstack, addr...)"] = unread
     meta["symbolisation"] = {"kernel": "as printed by perf script",
                              "unresolved_frames": sum(1 for s in frames_t.column("symbol").to_pylist()
                                                       if s is None)}
     return Profile(meta, samples, stacks, frames_t)
 
 
-def frames_add(b: _Builder, m: re.Match, frames: list[int], kern: list[bool]) -> None:
-    addr = int(m.group("addr"), 16)
-    sym = m.group("sym").strip()
-    dso = m.group("dso")
+def parse_frame(text: str) -> tuple[int, str | None, str | None] | None:
+    """(address, symbol or None, dso or None) of 'ADDR [SYMBOL[+0xOFF]] [(DSO)]'."""
+    m = FRAME_RE.match(text)
+    if not m:
+        return None
+    body = m.group("body") or ""
+    sym, dso = body, None
+    if body.endswith(")"):
+        if body.startswith("("):
+            sym, dso = "", body[1:-1]
+        else:
+            k = body.find(" (")      # the dso is the first ' (...)' to the end: '(/x (deleted))'
+            if k >= 0:
+                sym, dso = body[:k].rstrip(), body[k + 2:-1]
+    if not sym and dso is None and body:
+        return None
+    return int(m.group("addr"), 16), sym or None, dso
+
+
+def frames_add(b: "_Builder", frame: tuple, frames: list[int], kern: list[bool]) -> None:
+    addr, sym, dso = frame
     off = None
-    if sym in ("[unknown]", ""):
+    if sym == "[unknown]":
         sym = None
-    else:
+    elif sym:
         om = OFF_RE.match(sym)
         if om:
             sym, off = om.group("sym"), int(om.group("off"), 16)
