@@ -155,3 +155,34 @@ def test_cli_cut_file_imports_with_a_note(good, tmp_path):
                         "-o", str(tmp_path / "cut.hpmprof")], capture_output=True, text=True)
     assert p.returncode == 0 and "samples" in p.stdout
     assert "note: the file is cut short at byte" in p.stderr and "bytes lost" in p.stderr
+
+
+@pytest.mark.parametrize("frac", [0.5, 0.7, 0.95])
+def test_cut_pipe_stream_keeps_what_perf_keeps(tmp_path, frac):
+    """A pipe-mode stream cut short: perf reads up to the last complete record ("unexpected
+    end of event stream") and so does hpmkit, sample for sample."""
+    import lzma
+    blob = lzma.decompress((ROOT / "tests/data/perfdata/own/taskclock-g-pipe.data.xz").read_bytes())
+    f = write(tmp_path, "cut.data", blob[:int(len(blob) * frac)])
+    p = subprocess.run([PERF, "script", "-F", "tid,time", "--ns", "-i", f], capture_output=True,
+                       text=True)
+    ref = [int(line.split()[1].rstrip(":").replace(".", "")) for line in p.stdout.splitlines()
+           if line.strip() and not line.startswith("\t")]     # (pipe mode prints chains)
+    prof = ingest(f)
+    assert prof.samples["time"].to_pylist() == ref and len(ref) > 0
+    assert any("cut short" in n for n in prof.meta["notes"])
+
+
+def test_recording_without_samples_imports_empty(tmp_path):
+    """perf record of a command too short for one sample: an empty profile and a note, not
+    advice about perf script text."""
+    data = tmp_path / "empty.data"
+    run([PERF, "record", "-q", "-e", "task-clock", "-c", "1000000000", "-o", data, "--", "true"],
+        check_rc=0)
+    out = tmp_path / "empty.hpmprof"
+    p = subprocess.run([str(ROOT / ".venv" / "bin" / "hpmkit"), "profile", "import", str(data),
+                        "-o", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0 and "0 samples" in p.stdout
+    assert p.stderr.strip() == "note: the recording holds no samples"
+    prof = ingest(data)
+    assert prof.samples.num_rows == 0 and prof.meta["events"][0]["name"] == "task-clock"
