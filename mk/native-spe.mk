@@ -1,6 +1,6 @@
 # Arm SPE decoder for hpmkit (python/hpmkit/spe), loaded with hpmkit.native.load("hpmspe").
 SPE_SRC := $(wildcard src/native/spe_*.c)
-SPE_HDR := src/native/spe.h
+SPE_HDR := $(wildcard src/native/spe*.h)
 
 $(BUILD)/native/libhpmspe.so: $(SPE_SRC) $(SPE_HDR)
 	@mkdir -p $(@D)
@@ -16,3 +16,13 @@ $(BUILD)/fuzz/spe_fuzz: tests/fuzz/spe_fuzz.c $(SPE_SRC) $(SPE_HDR)
 
 fuzz-spe: $(BUILD)/fuzz/spe_fuzz
 .PHONY: fuzz-spe
+
+# The same harness without libFuzzer, with gcc's sanitizers: replays the corpus and N mutations of
+# it (tests/fuzz/spe_replay.c); tests/py/test_spe_decoder.py runs it over the corpus.
+$(BUILD)/fuzz/spe_replay: tests/fuzz/spe_replay.c tests/fuzz/spe_fuzz.c $(SPE_SRC) $(SPE_HDR)
+	@mkdir -p $(@D)
+	$(HOSTCC) -g -O1 $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+		-Isrc/native -o $@ tests/fuzz/spe_replay.c tests/fuzz/spe_fuzz.c $(SPE_SRC)
+
+spe-replay: $(BUILD)/fuzz/spe_replay
+.PHONY: spe-replay

@@ -8,16 +8,18 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from . import __version__, formats, report
+from . import __version__
 from .errors import HpmkitError, UsageError
 
-# modules with an add_parser(subparsers, formatter) function, in --help order
-COMMAND_MODULES = [
-    ".spe.cli",
-    ".lab.cli",
-    ".compare.cli",
-    ".profile.cli",
-]
+# modules with an add_parser(subparsers, formatter) function, in --help order, by the command
+# each one adds: `hpmkit spe ...` imports only the spe module (start-up time is part of every
+# command's run time)
+COMMAND_MODULES = {
+    "spe": ".spe.cli",
+    "lab": ".lab.cli",
+    "compare": ".compare.cli",
+    "profile": ".profile.cli",
+}
 
 MAX_COMPARE = 26  # files are labelled A..Z in the comparison table
 
@@ -46,7 +48,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"hpmkit: {where}{message} (see '{self.prog} --help')\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p = _Parser(
         prog="hpmkit",
         description="Analyse the files the hpm perf-monitoring core wrote on a target machine.",
@@ -83,7 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     # Each component registers its own subcommands; modules import their heavy libraries
     # (pyarrow, duckdb, pyod) inside the command functions, so `--help` stays fast.
     import importlib
-    for mod in COMMAND_MODULES:
+    first = argv[0] if argv else None
+    mods = [COMMAND_MODULES[first]] if first in COMMAND_MODULES else COMMAND_MODULES.values()
+    for mod in mods:
         importlib.import_module(mod, __package__).add_parser(sub, raw)
     return p
 
@@ -91,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
 def _stat_report(args: argparse.Namespace) -> None:
     if len(args.files) > MAX_COMPARE:
         raise UsageError(f"stat-report: at most {MAX_COMPARE} files can be compared, got {len(args.files)}")
+    from . import formats, report
     reps = [formats.load_stat(f) for f in args.files]  # every file is checked before any output
     if args.csv and len(reps) == 1:
         report.stat_csv(reps[0], sys.stdout)
@@ -101,11 +106,13 @@ def _stat_report(args: argparse.Namespace) -> None:
 
 
 def _regions(args: argparse.Namespace) -> None:
+    from . import formats, report
     sys.stdout.write(report.regions_text(formats.load_regions(args.file), args.sort))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = _parser(argv).parse_args(argv)
     try:
         rc = args.run(args)
         sys.stdout.flush()

@@ -34,6 +34,10 @@ enum { SPE_ADDR_PC = 0, SPE_ADDR_TGT = 1, SPE_ADDR_VA = 2, SPE_ADDR_PA = 3, SPE_
 enum { SPE_CNT_TOTAL = 0, SPE_CNT_ISSUE = 1, SPE_CNT_XLAT = 2 };
 /* operation type class (header bits [1:0]) */
 enum { SPE_OP_OTHER = 0, SPE_OP_LDST = 1, SPE_OP_BRANCH = 2 };
+/* spe_record.op_flags */
+enum { SPE_OPF_OTHER = 1 << 0, SPE_OPF_LDST = 1 << 1, SPE_OPF_BRANCH = 1 << 2,
+       SPE_OPF_SVE_OTHER = 1 << 3, SPE_OPF_LD = 1 << 4, SPE_OPF_ST = 1 << 5,
+       SPE_OPF_SVE_LDST = 1 << 6 };
 
 /* returned by spe_pkt__decode (negative errno style) */
 #define SPE_ERR_NEED_MORE (-11) /* -EAGAIN: buffer ends inside the packet */
@@ -64,28 +68,34 @@ enum {
 	SPE_HAS_XLAT = 1 << 10,
 	SPE_HAS_DS = 1 << 11,
 	SPE_HAS_OP = 1 << 12,
-	SPE_HAS_END = 1 << 13, /* terminated by END (else by TIMESTAMP) */
+	SPE_HAS_END = 1 << 13, /* terminated by END (else by TIMESTAMP, or cut) */
+	SPE_HAS_CUT = 1 << 14, /* ended early by a decode error (a bad byte or an operation type
+				  packet of class 3) and kept with the packets it had, as perf
+				  samples it */
 };
 
 /* One sampled operation. 96 bytes, no implicit padding: numpy mirrors it (spe/native.py). */
 struct spe_record {
 	uint64_t pc;      /* addresses as perf's decoder computes them (top byte filled for */
-	uint64_t tgt;     /* kernel PCs, tag byte cleared for VA/PA) */
+	uint64_t tgt;     /* kernel PCs and for VAs with bits 55:52 set, tag byte cleared) */
 	uint64_t vaddr;
 	uint64_t paddr;
 	uint64_t pbt;
 	uint64_t ts;      /* raw timestamp packet (generic-timer ticks); 0 if absent */
-	uint64_t events;  /* events packet payload (bit n = event n) */
+	uint64_t events;  /* events packet payloads, ORed (bit n = event n) */
 	uint64_t offset;  /* stream offset of the record's first packet */
 	uint32_t context; /* CONTEXTIDR value */
 	uint16_t total_lat, issue_lat, xlat_lat;
 	uint16_t data_source;
 	uint16_t present; /* SPE_HAS_* */
-	uint8_t op_class; /* SPE_OP_*, 0xff without an operation type packet */
-	uint8_t op;       /* operation type payload */
+	uint8_t op_class; /* SPE_OP_* that decides the table, 0xff without an operation type packet:
+			     with several packets, load/store wins over branch over other */
+	uint8_t op;       /* operation type payload (ORed over the packets of class op_class) */
 	uint8_t pc_el, pc_ns, tgt_el, pbt_el;
 	uint8_t pa_ns, ctx_el; /* ctx_el: context packet index + 1 (EL1/EL2) */
-	uint8_t _pad[2];
+	uint8_t op_flags; /* every operation type packet of the record, ORed as perf does
+			     (SPE_OPF_*): its class, load or store, SVE */
+	uint8_t _pad;
 	int32_t cpu;
 	int32_t tid;
 };
@@ -98,12 +108,18 @@ struct spe_stats {
 	uint64_t records;          /* records emitted */
 	uint64_t bad_bytes;        /* bytes skipped while resynchronising */
 	uint64_t bad_runs;         /* separate runs of bad bytes */
-	uint64_t dropped_records;  /* partial records discarded because a bad byte broke them */
-	uint64_t unterminated;     /* records still open when their buffer ended (dropped, as perf) */
+	uint64_t dropped_records;  /* partial records a decode error broke before the stream's first
+				      complete record: discarded, as perf's queue set-up does */
+	uint64_t unterminated;     /* records still open when all input ended (dropped, as perf) */
 	uint64_t unknown_addr;     /* address packets with an index we do not store */
 	uint64_t unknown_counter;  /* counter packets with an index we do not store */
-	uint64_t unknown_op_class; /* operation type class 3 */
+	uint64_t unknown_op_class; /* operation type packets of class 3 (each one is a decode error) */
 	uint64_t first_bad_offset; /* stream offset of the first bad byte, UINT64_MAX if none */
+	uint64_t cut_records;      /* records a decode error ended early, emitted with SPE_HAS_CUT */
+	uint64_t empty_cuts;       /* decode errors between records (after the first complete one):
+				      perf makes an empty sample of each, hpmkit no record */
+	uint64_t extra_events;     /* events packets after the first of a record (ORed in) */
+	uint64_t extra_op;         /* operation type packets after the first of a record (merged) */
 };
 
 struct spe_dec;

@@ -1,10 +1,19 @@
 /* Arm SPE record assembly over a stream fed in chunks of any size.
  *
  * A record is the packets of one sampled operation, closed by an END or a TIMESTAMP packet.
- * Like Linux perf: PAD packets are skipped, a bad byte is skipped alone (then decoding
- * resumes at the next byte) and throws away the record it interrupted, and a record still open
- * when its buffer ends continues in the next buffer of the same queue. Everything skipped is
- * counted in spe_stats.
+ * The record semantics are those of Linux perf 6.1's decoder (arm-spe-decoder.c) and its
+ * caller's timed mode (arm-spe.c), which is what `perf script` shows for a perf record file:
+ *  - PAD packets are skipped; a record still open when its buffer ends continues in the next
+ *    buffer of the same queue, and one still open when all input ends is dropped;
+ *  - two EVENTS packets in a record: their flags are ORed; two OPERATION TYPE packets: their
+ *    classes are ORed (a load stays a load: see add_op);
+ *  - a decode error ends the record: a bad byte (skipped alone, decoding resumes at the next
+ *    byte) or an OPERATION TYPE packet of class 3 ("Get packet error!" in perf). perf then
+ *    samples the record with what it had, so hpmkit emits it too, flagged SPE_HAS_CUT; only
+ *    before the queue's first complete record are such partial records dropped (perf's queue
+ *    set-up retries until it has one). Errors between records make no record here (perf makes
+ *    an empty sample of each) and are counted.
+ * Everything skipped, merged or dropped is counted in spe_stats.
  *
  * Memory is bounded: the decoder keeps at most CARRY_MAX bytes between two feed() calls.
  */
@@ -22,6 +31,7 @@
 struct spe_dec {
 	struct spe_record cur;
 	int open;           /* cur has at least one non-PAD packet */
+	int synced;         /* a record was completed by END/TIMESTAMP since the decoder was made */
 	int in_bad_run;
 	int32_t cpu, tid;
 	int slow;           /* testing: generic path only (spe_dec__set_slow) */
@@ -91,7 +101,36 @@ static uint64_t fill_ip(uint64_t v)
 	return a;
 }
 
-static void bad_byte(struct spe_dec *d)
+/* Data virtual address: bits 63:56 are a tag and are cleared; an address whose bits 55:52 are
+ * all ones is a kernel (TTBR1) address, 48- or 52-bit, and gets 0xff there (Arm ARM "Address
+ * packet"; perf does the same). */
+static inline uint64_t fill_va(uint64_t v)
+{
+	v &= 0x00ffffffffffffffull;
+	return ((v >> 52) & 0xf) == 0xf ? v | (0xffull << 56) : v;
+}
+
+/* A decode error ended the current record. Returns 1 when the record (what it had so far) is to
+ * be emitted, as perf samples it; before the first complete record it is dropped, as perf's
+ * queue set-up drops it. */
+static int cut(struct spe_dec *d)
+{
+	if (!d->open) {
+		if (d->synced)
+			d->st.empty_cuts++;
+		return 0;
+	}
+	if (!d->synced) {
+		d->st.dropped_records++;
+		record_reset(d);
+		return 0;
+	}
+	d->cur.present |= SPE_HAS_CUT;
+	d->st.cut_records++;
+	return 1;
+}
+
+static int bad_byte(struct spe_dec *d)
 {
 	if (d->st.first_bad_offset == UINT64_MAX)
 		d->st.first_bad_offset = d->pos;
@@ -99,10 +138,38 @@ static void bad_byte(struct spe_dec *d)
 	if (!d->in_bad_run)
 		d->st.bad_runs++;
 	d->in_bad_run = 1;
-	if (d->open) {
-		d->st.dropped_records++;
-		record_reset(d);
+	return cut(d);
+}
+
+/* perf's view of an operation type packet of class c (0-2) and payload v: opf[c][v] */
+static uint8_t opf[3][256];
+
+static inline uint8_t op_flags(unsigned cls, uint8_t v)
+{
+	return opf[cls][v];
+}
+
+/* One more operation type packet. perf ORs the class flags of every packet; a record keeps one
+ * table class here: load/store over branch over other (perf makes a memory sample of a record
+ * with any load/store packet), with the payloads of that class ORed; op_flags has perf's view. */
+static void add_op(struct spe_dec *d, struct spe_record *r, unsigned cls, uint8_t v)
+{
+	static const uint8_t rank[3] = {0, 2, 1}; /* other, load/store, branch */
+
+	if (r->present & SPE_HAS_OP) {
+		d->st.extra_op++;
+		if (cls == r->op_class)
+			r->op |= v;
+		else if (rank[cls] > rank[r->op_class]) {
+			r->op_class = (uint8_t)cls;
+			r->op = v;
+		}
+	} else {
+		r->op_class = (uint8_t)cls;
+		r->op = v;
 	}
+	r->op_flags |= op_flags(cls, v);
+	r->present |= SPE_HAS_OP;
 }
 
 /* Apply one good packet; returns 1 when it closed a record (now in d->cur). */
@@ -117,6 +184,11 @@ static int apply(struct spe_dec *d, const struct spe_pkt *p)
 		d->st.pad_bytes += p->len;
 		return 0;
 	}
+	if (p->kind == SPE_OP_TYPE && p->index > SPE_OP_BRANCH) {
+		/* class 3 is reserved: perf's decoder fails the record here */
+		d->st.unknown_op_class++;
+		return cut(d);
+	}
 	if (!d->open) {
 		r->offset = d->pos;
 		d->open = 1;
@@ -124,10 +196,12 @@ static int apply(struct spe_dec *d, const struct spe_pkt *p)
 	switch (p->kind) {
 	case SPE_END:
 		r->present |= SPE_HAS_END;
+		d->synced = 1;
 		return 1;
 	case SPE_TIMESTAMP:
 		r->ts = v;
 		r->present |= SPE_HAS_TS;
+		d->synced = 1;
 		return 1;
 	case SPE_ADDRESS:
 		switch (p->index) {
@@ -148,10 +222,7 @@ static int apply(struct spe_dec *d, const struct spe_pkt *p)
 			r->present |= SPE_HAS_PBT;
 			break;
 		case SPE_ADDR_VA:
-			/* tag byte cleared; kernel addresses (byte 6 = 0xff) get a filled top byte */
-			r->vaddr = v & 0x00ffffffffffffffull;
-			if (((r->vaddr >> 48) & 0xff) == 0xff)
-				r->vaddr |= 0xffull << 56;
+			r->vaddr = fill_va(v);
 			r->present |= SPE_HAS_VA;
 			break;
 		case SPE_ADDR_PA:
@@ -177,14 +248,12 @@ static int apply(struct spe_dec *d, const struct spe_pkt *p)
 		r->present |= SPE_HAS_CTX;
 		return 0;
 	case SPE_OP_TYPE:
-		if (p->index > SPE_OP_BRANCH)
-			d->st.unknown_op_class++;
-		r->op_class = p->index;
-		r->op = (uint8_t)v;
-		r->present |= SPE_HAS_OP;
+		add_op(d, r, p->index, (uint8_t)v);
 		return 0;
 	case SPE_EVENTS:
-		r->events = v;
+		if (r->present & SPE_HAS_EV)
+			d->st.extra_events++;
+		r->events |= v;
 		r->present |= SPE_HAS_EV;
 		return 0;
 	case SPE_DATA_SOURCE:
@@ -208,7 +277,7 @@ static size_t step(struct spe_dec *d, const uint8_t *buf, size_t len, int last, 
 		return 0;
 	n = spe_pkt__decode(buf, len, d->pos - d->origin, &pkt);
 	if (n <= 0) {
-		bad_byte(d);
+		*closed = bad_byte(d);
 		return 1;
 	}
 	*closed = apply(d, &pkt);
@@ -227,12 +296,15 @@ static int emit(struct spe_dec *d, struct spe_record *out, size_t *nout)
 /* ---- fast path ------------------------------------------------------------------------------
  * With at least LOOKAHEAD bytes left, common packets are decoded from a 256-entry table of
  * header bytes and an unaligned 8-byte load, straight into the record. Rare packets (extended
- * headers, alignment, unknown indexes, operation class 3) and bad bytes go through step(). The
+ * headers, alignment, unknown indexes, operation class 3, a second EVENTS or OPERATION TYPE
+ * packet in a record) and bad bytes go through step(). The
  * fuzz harness checks that both paths give identical records and counts. (A branch-free variant
  * that parks payloads in slots and builds the record at its end measured 20% slower.) */
 enum { F_SLOW = 0, F_PAD, F_END, F_TS, F_EV, F_DS, F_CTX, F_OP, F_PC, F_TGT, F_VA, F_PA, F_PBT,
        F_TOT, F_ISSUE, F_XLAT };
 static uint8_t ftab[256];
+/* present bit that sends a packet kind to the generic path when the record already has one */
+static const uint16_t fdup[16] = {[F_EV] = SPE_HAS_EV, [F_OP] = SPE_HAS_OP};
 
 static void ftab_init(void)
 {
@@ -250,6 +322,14 @@ static void ftab_init(void)
 		else if ((h & 0xf8) == 0xb0 && (h & 7) <= 4) k = addr[h & 7];
 		else if ((h & 0xf8) == 0x98 && (h & 7) <= 2) k = cnt[h & 7];
 		ftab[h] = k;
+	}
+	for (int v = 0; v < 256; v++) {
+		/* SVE: other class, payload x???x??0 with bit 3 set, bit 7 clear; load/store class,
+		 * bit 3 set and bit 1 clear (Arm ARM "Operation Type packet") */
+		opf[SPE_OP_OTHER][v] = SPE_OPF_OTHER | ((v & 0x89) == 0x08 ? SPE_OPF_SVE_OTHER : 0);
+		opf[SPE_OP_LDST][v] = SPE_OPF_LDST | ((v & 1) ? SPE_OPF_ST : SPE_OPF_LD) |
+				      ((v & 0x0a) == 0x08 ? SPE_OPF_SVE_LDST : 0);
+		opf[SPE_OP_BRANCH][v] = SPE_OPF_BRANCH;
 	}
 	ftab_ready = 1;
 }
@@ -320,7 +400,7 @@ static inline __attribute__((always_inline)) int fst_step(struct fst *s)
 		s->i += n;
 		return 1;
 	}
-	if (k == F_SLOW)
+	if (k == F_SLOW || (r->present & fdup[k]))
 		return 0; /* the caller's generic step() takes this byte */
 	if (!s->open) {
 		r->offset = s->base + s->i;
@@ -356,6 +436,7 @@ static inline __attribute__((always_inline)) int fst_step(struct fst *s)
 	case F_OP:
 		r->op_class = h & 3;
 		r->op = (uint8_t)v;
+		r->op_flags = op_flags(h & 3, (uint8_t)v);
 		r->present |= SPE_HAS_OP;
 		return 1;
 	case F_TOT:
@@ -382,8 +463,7 @@ static inline __attribute__((always_inline)) int fst_step(struct fst *s)
 		r->present |= SPE_HAS_TGT;
 		return 1;
 	case F_VA:
-		v &= 0x00ffffffffffffffull;
-		r->vaddr = ((v >> 48) & 0xff) == 0xff ? v | (0xffull << 56) : v;
+		r->vaddr = fill_va(v);
 		r->present |= SPE_HAS_VA;
 		return 1;
 	case F_PA:
@@ -414,6 +494,8 @@ static inline size_t fst_end(struct fst *s, size_t *nout_p)
 	d->open = s->open;
 	*nout_p = s->nout;
 	d->st.records += s->records;
+	if (s->records)
+		d->synced = 1;
 	if (s->i)
 		d->in_bad_run = 0;
 	d->st.packets += s->packets;

@@ -81,16 +81,19 @@ def test_hiperf_captures_and_resync_counts():
     recs, st = decode_bytes((DATA / "hiperf_TestSpeDecoder.spe.bin").read_bytes())
     assert len(recs) == 4 and st.bad_bytes == 0
     assert sorted(recs["op_class"].tolist()) == [1, 1, 2, 2]
-    # two corrupted bytes: each skipped alone, the records they broke are dropped and counted
+    # two corrupted bytes: each skipped alone; each ends the record it broke, which is kept with
+    # what it had and flagged, as perf samples it (test_spe_perf_semantics.py checks it with perf)
     d = Decoder()
     d.set_origin(0, -1, 0)
     recs = np.concatenate(list(d.feed((DATA / "hiperf_TestSpeDumpRawData1.spe.bin").read_bytes())))
     st = d.stats()
-    assert (len(recs), st.bad_bytes, st.bad_runs, st.dropped_records) == (29, 2, 2, 2)
+    assert (len(recs), st.bad_bytes, st.bad_runs, st.cut_records, st.dropped_records) == (31, 2, 2, 2, 0)
+    cut = recs[recs["present"] & HAS["cut"] != 0]
+    assert len(cut) == 2 and not (cut["present"] & (HAS["end"] | HAS["ts"])).any()
     assert d.first_bad_offset() == 0x2E2
-    # starts mid-record: 6 bad bytes in 2 runs before the first good record
+    # 6 bad bytes in 2 runs between records: no record of them (perf makes 6 empty samples)
     recs, st = decode_bytes((DATA / "hiperf_TestSpeDumpRawData2.spe.bin").read_bytes())
-    assert (len(recs), st.bad_bytes, st.bad_runs) == (2, 6, 2)
+    assert (len(recs), st.bad_bytes, st.bad_runs, st.empty_cuts) == (2, 6, 2, 6)
     assert st.bytes == 112
 
 
@@ -102,11 +105,26 @@ def test_unterminated_record_is_counted_not_emitted():
 
 
 def test_unknown_indexes_are_counted():
-    data = (synth.addr(0, 0x1000) + synth.addr(5, 0x55) + synth.counter(6, 9) + synth.op(3, 0)
+    data = (synth.addr(0, 0x1000) + synth.addr(5, 0x55) + synth.counter(6, 9) + synth.op(1, 0)
             + synth.END)
     recs, st = decode_bytes(data)
-    assert len(recs) == 1 and recs[0]["pc"] == 0x1000
-    assert (st.unknown_addr, st.unknown_counter, st.unknown_op_class) == (1, 1, 1)
+    assert len(recs) == 1 and recs[0]["pc"] == 0x1000 and recs[0]["op_class"] == 1
+    assert (st.unknown_addr, st.unknown_counter, st.unknown_op_class) == (1, 1, 0)
+
+
+def test_operation_class_3_ends_the_record():
+    """perf fails the record at a class-3 operation type ("Get packet error!") and samples what
+    it had; before the stream's first complete record such a partial record is dropped."""
+    first = synth.addr(0, 0x500) + synth.op(3, 0) + synth.addr(0, 0x600) + synth.op(2, 0) + synth.END
+    recs, st = decode_bytes(first + synth.addr(0, 0x1000) + synth.op(1, 0) + synth.addr(2, 0x2000)
+                            + synth.op(3, 0x55) + synth.addr(2, 0x3000) + synth.timestamp(7))
+    assert recs["pc"].tolist() == [0x600, 0x1000, 0]
+    assert (st.unknown_op_class, st.dropped_records, st.cut_records) == (2, 1, 1)
+    cut, tail = recs[1], recs[2]
+    assert cut["present"] & HAS["cut"] and cut["vaddr"] == 0x2000 and cut["op_class"] == 1 and cut["op"] == 0
+    # nothing of the cut record leaks into the next one
+    assert tail["vaddr"] == 0x3000 and tail["op_class"] == 0xFF and tail["ts"] == 7
+    assert not tail["present"] & (HAS["cut"] | HAS["pc"])
 
 
 def test_previous_branch_target_is_stored():
@@ -151,6 +169,21 @@ def test_fuzz_corpus_decodes_without_error():
         recs, st = decode_bytes(data)
         assert st.bytes == len(data)
         native.dump(data)
+
+
+def test_fuzz_harness_replays_the_corpus_under_sanitizers():
+    """The libFuzzer harness's checks (every byte counted, chunked == whole, fast == generic path,
+    the table writer in both formats) on every corpus file and 3000 mutations of them, built
+    with gcc's ASan + UBSan (tests/fuzz/spe_replay.c: no clang needed)."""
+    import subprocess
+    root = Path(__file__).resolve().parents[2]
+    m = subprocess.run(["make", "-s", "spe-replay"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert m.returncode == 0, m.stderr
+    p = subprocess.run([str(root / "build" / "fuzz" / "spe_replay"), str(DATA / "fuzz-corpus"), "3000"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    n = len(list((DATA / "fuzz-corpus").iterdir()))
+    assert f"{n} corpus files and 3000 mutated inputs: no finding" in p.stdout
 
 
 def test_dump_in_pieces_equals_whole():

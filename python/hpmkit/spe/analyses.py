@@ -43,7 +43,12 @@ class Filter:
     min_latency: int | None = None
     cpu: int | None = None
 
+    def active(self) -> bool:
+        return any(v is not None for v in (self.op, self.el, self.pc_lo, self.pc_hi, self.min_latency, self.cpu))
+
     def apply(self, recs: np.ndarray) -> np.ndarray:
+        if not self.active():
+            return recs  # no copy when nothing is filtered
         m = np.ones(len(recs), dtype=bool)
         if self.op:
             m &= op_mask(recs, self.op)

@@ -67,6 +67,10 @@ def _html_arg(p) -> None:
 
 
 def add_parser(sub, raw_formatter) -> None:
+    import os
+    # numpy's BLAS threads would spin on the second core, which decode uses; SPE commands do no
+    # linear algebra (no effect when numpy is already loaded)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     spe = sub.add_parser("spe", help="Arm SPE: decode AUX traces, tables, hotspots, latency, c2c",
                          description="Decode Arm Statistical Profiling Extension traces from perf.data "
                          "(AUXTRACE) or raw buffers; write spe-parser tables; run the SPE analyses.",
@@ -192,10 +196,18 @@ def _warn(src) -> None:
         print(f"hpmkit: spe: warning: {src.path}: {line}", file=sys.stderr)
 
 
+def _check_html(args) -> None:
+    """An --html page that cannot be written fails before the analysis, not after it."""
+    if getattr(args, "html", None):
+        from .outfiles import check
+        check(args.html, "give another --html FILE")
+
+
 def _stream(args):
     """Filtered record batches of the input (bounded memory), the Source that collects the
     statistics (complete once the batches are consumed), the symbols and the filter."""
     from .decode import Source, batches
+    _check_html(args)
     syms = _symbols(args)
     flt = _filter(args, syms)
     src = Source(args.file, "")
@@ -294,13 +306,15 @@ def _dump(args) -> int:
 def _decode(args) -> int:
     from .decode import Source, batches
     from .tables import write_tables
+    if args.perf_time and args.raw:
+        raise UsageError("--perf-time needs a perf.data file (raw buffers have no TIME_CONV record)")
     syms = _symbols(args)
     flt = _filter(args, syms)
     src = Source(args.file, "")
-    gen = (flt.apply(b) for b in batches(args.file, raw=args.raw or None, cpu=args.raw_cpu,
-                                         truncated_ok=args.truncated_ok, progress=args.progress, src=src))
-    if args.perf_time and args.raw:
-        raise UsageError("--perf-time needs a perf.data file (raw buffers have no TIME_CONV record)")
+    gen = batches(args.file, raw=args.raw or None, cpu=args.raw_cpu, truncated_ok=args.truncated_ok,
+                  progress=args.progress, src=src)
+    if flt.active():
+        gen = (flt.apply(b) for b in gen)
     res, no_op = write_tables(gen, args.output, args.format, symbols=syms,
                               time_conv=(lambda: src.time_conv) if args.perf_time else None)
     _warn(src)
@@ -579,31 +593,25 @@ def _c2c(args) -> int:
 
 
 def _synth(args) -> int:
-    import os
-    import tempfile
-
     from . import perfwrite, synth
+    from .outfiles import Outputs
     if args.records < 1 or args.cpus < 1:
         raise UsageError("--records and --cpus must be at least 1")
-    bufs = []
-    per = max(args.records // args.cpus, 1)
-    block = 4096
-    for cpu in range(args.cpus):
-        g = synth.RecordGen(args.seed * 1000 + cpu)
-        left = per
-        while left > 0:
-            n = min(block, left)
-            bufs.append((cpu, -1, g.stream(n)))
-            left -= n
-    d = os.path.dirname(os.path.abspath(args.output))
-    fd, tmp = tempfile.mkstemp(prefix=".spe-", dir=d)
-    os.close(fd)
-    try:
-        perfwrite.write_perf_data(tmp, bufs)
-        from .tables import publish
-        publish(tmp, args.output)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with Outputs([args.output], "give another OUT") as out:  # checked before the records are made
+        bufs = []
+        per = max(args.records // args.cpus, 1)
+        block = 4096
+        for cpu in range(args.cpus):
+            g = synth.RecordGen(args.seed * 1000 + cpu)
+            left = per
+            while left > 0:
+                n = min(block, left)
+                bufs.append((cpu, -1, g.stream(n)))
+                left -= n
+        try:
+            perfwrite.write_perf_data(out.tmp[args.output], bufs)
+        except OSError as e:
+            raise out.fail(e, args.output) from None
+        out.publish()
     print(f"{args.output}: {per * args.cpus} records on {args.cpus} CPU(s), {len(bufs)} AUX buffers")
     return 0

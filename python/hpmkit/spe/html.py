@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import html
 import math
-import os
-import tempfile
 
 import numpy as np
 
@@ -78,15 +76,6 @@ def page(title: str, sections: list[str]) -> str:
 
 
 def write(path: str, text: str) -> None:
-    """Temp file then rename: no half-written report."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".spe-", suffix=".html", dir=d)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        from .tables import publish
-        publish(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """The whole page or nothing (spe/outfiles.py); errors are one-line OutputErrors."""
+    from .outfiles import write_text
+    write_text(path, text, "give another --html FILE")

@@ -15,13 +15,17 @@ RECORD_DTYPE = np.dtype([
     ("context", "<u4"), ("total_lat", "<u2"), ("issue_lat", "<u2"), ("xlat_lat", "<u2"),
     ("data_source", "<u2"), ("present", "<u2"),
     ("op_class", "u1"), ("op", "u1"), ("pc_el", "u1"), ("pc_ns", "u1"), ("tgt_el", "u1"),
-    ("pbt_el", "u1"), ("pa_ns", "u1"), ("ctx_el", "u1"), ("_pad", "u1", (2,)),
+    ("pbt_el", "u1"), ("pa_ns", "u1"), ("ctx_el", "u1"), ("op_flags", "u1"), ("_pad", "u1"),
     ("cpu", "<i4"), ("tid", "<i4"),
 ])
 
 HAS = {"pc": 1 << 0, "tgt": 1 << 1, "va": 1 << 2, "pa": 1 << 3, "pbt": 1 << 4, "ts": 1 << 5,
        "ev": 1 << 6, "ctx": 1 << 7, "tot": 1 << 8, "issue": 1 << 9, "xlat": 1 << 10,
-       "ds": 1 << 11, "op": 1 << 12, "end": 1 << 13}
+       "ds": 1 << 11, "op": 1 << 12, "end": 1 << 13, "cut": 1 << 14}
+
+# op_flags bits (spe.h SPE_OPF_*): perf's view of all operation type packets of a record
+OPF = {"other": 1 << 0, "ldst": 1 << 1, "branch": 1 << 2, "sve_other": 1 << 3, "ld": 1 << 4, "st": 1 << 5,
+       "sve_ldst": 1 << 6}
 
 KIND_NAMES = ["BAD", "PAD", "END", "TIMESTAMP", "ADDRESS", "COUNTER", "CONTEXT", "OP_TYPE",
               "EVENTS", "DATA_SOURCE"]
@@ -35,7 +39,8 @@ class _Pkt(ctypes.Structure):
 class _Stats(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in (
         "bytes", "packets", "pad_bytes", "records", "bad_bytes", "bad_runs", "dropped_records",
-        "unterminated", "unknown_addr", "unknown_counter", "unknown_op_class", "first_bad_offset")]
+        "unterminated", "unknown_addr", "unknown_counter", "unknown_op_class", "first_bad_offset",
+        "cut_records", "empty_cuts", "extra_events", "extra_op")]
 
 
 @dataclass
@@ -52,6 +57,10 @@ class Stats:
     unknown_addr: int = 0
     unknown_counter: int = 0
     unknown_op_class: int = 0
+    cut_records: int = 0
+    empty_cuts: int = 0
+    extra_events: int = 0
+    extra_op: int = 0
 
     def add(self, other: "Stats") -> None:
         for f in fields(self):
@@ -62,8 +71,12 @@ class Stats:
         out = []
         if self.bad_bytes:
             out.append(f"{self.bad_bytes} bad byte(s) skipped in {self.bad_runs} run(s) while resynchronising")
+        if self.cut_records:
+            out.append(f"{self.cut_records} record(s) cut short by a bad byte or an operation type of class 3, "
+                       "kept with the packets they had (as perf samples them)")
         if self.dropped_records:
-            out.append(f"{self.dropped_records} partial record(s) dropped (broken by bad bytes)")
+            out.append(f"{self.dropped_records} partial record(s) before the first complete record of their "
+                       "stream dropped (broken by a bad byte or class-3 operation type, as perf drops them)")
         if self.unterminated:
             out.append(f"{self.unterminated} record(s) without END/TIMESTAMP at the end of the data dropped")
         if self.unknown_addr:
@@ -71,7 +84,12 @@ class Stats:
         if self.unknown_counter:
             out.append(f"{self.unknown_counter} counter packet(s) with an unknown index ignored")
         if self.unknown_op_class:
-            out.append(f"{self.unknown_op_class} operation type packet(s) of unknown class 3")
+            out.append(f"{self.unknown_op_class} operation type packet(s) of reserved class 3 (each ends its record)")
+        if self.extra_events:
+            out.append(f"{self.extra_events} extra events packet(s) in a record: flags ORed (as perf)")
+        if self.extra_op:
+            out.append(f"{self.extra_op} extra operation type packet(s) in a record: merged (load/store over "
+                       "branch over other; classes in op_flags)")
         return out
 
 
@@ -96,6 +114,16 @@ def lib() -> ctypes.CDLL:
         L.spe_dec__flush.argtypes = [ctypes.c_void_p]
         L.spe_dec__stats.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Stats)]
         L.spe__record_size.restype = ctypes.c_size_t
+        P = ctypes.c_void_p
+        L.spe_tabs__new.argtypes = [ctypes.POINTER(P), ctypes.c_int, ctypes.c_uint32]
+        L.spe_tabs__delete.argtypes = [P]
+        L.spe_tabs__open.argtypes = [P, ctypes.c_int, ctypes.c_int, ctypes.c_char_p]
+        L.spe_tabs__names.argtypes = [P, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+                                      ctypes.c_uint32]
+        L.spe_tabs__add_symbols.argtypes = [P, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32]
+        L.spe_tabs__add.argtypes = [P, P, ctypes.c_size_t, P, P]
+        L.spe_tabs__finish.argtypes = [P]
+        L.spe_tabs__rows.argtypes = [P, ctypes.POINTER(ctypes.c_uint64 * 4)]
         if L.spe__record_size() != RECORD_DTYPE.itemsize:
             raise RuntimeError(f"libhpmspe record size {L.spe__record_size()} != {RECORD_DTYPE.itemsize}: rebuild")
         _lib = L
@@ -222,3 +250,64 @@ def decode_bytes(buf, cpu: int = -1, tid: int = -1) -> tuple[np.ndarray, Stats]:
     d.flush()
     recs = np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD_DTYPE)
     return recs, d.stats()
+
+
+class TableSet:
+    """spe-parser tables written by the C writer (src/native/spe_tab.c) to open descriptors.
+    Write failures raise OSError with the errno of the failed write."""
+
+    KIND = {"ldst": 0, "branch": 1, "other": 2}
+
+    def __init__(self, fmt: str, rows_per_group: int = 1 << 18):
+        self._h = ctypes.c_void_p()
+        rc = lib().spe_tabs__new(ctypes.byref(self._h), 1 if fmt == "parquet" else 0, rows_per_group)
+        if rc < 0:
+            raise MemoryError("spe table writer")
+
+    def _check(self, rc: int) -> None:
+        if rc < 0:
+            import os
+            raise OSError(-rc, os.strerror(-rc))
+
+    def open(self, kind: str, fd: int, cols: list[str]) -> None:
+        self._check(lib().spe_tabs__open(self._h, self.KIND[kind], fd, ",".join(cols).encode()))
+
+    def names(self, kind: str | None, col: str, names: list[str]) -> None:
+        blob = b"".join(n.encode() + b"\0" for n in names)
+        self._check(lib().spe_tabs__names(self._h, -1 if kind is None else self.KIND[kind], col.encode(),
+                                          blob, len(blob), len(names)))
+
+    def add_symbols(self, names: list[str]) -> None:
+        if names:
+            blob = b"".join(n.encode(errors="replace").replace(b"\0", b"") + b"\0" for n in names)
+            self._check(lib().spe_tabs__add_symbols(self._h, blob, len(blob), len(names)))
+
+    def add(self, recs: np.ndarray, sym: np.ndarray | None = None, time: np.ndarray | None = None) -> None:
+        if not len(recs):
+            return
+        recs = np.ascontiguousarray(recs, dtype=RECORD_DTYPE)
+        if sym is not None:
+            sym = np.ascontiguousarray(sym, dtype=np.uint32)
+        if time is not None:
+            time = np.ascontiguousarray(time, dtype=np.uint64)
+        self._check(lib().spe_tabs__add(self._h, recs.ctypes.data, len(recs),
+                                        None if sym is None else sym.ctypes.data,
+                                        None if time is None else time.ctypes.data))
+
+    def finish(self) -> None:
+        self._check(lib().spe_tabs__finish(self._h))
+
+    def rows(self) -> tuple[int, int, int, int]:
+        """(ldst, branch, other, records without an operation type)"""
+        r = (ctypes.c_uint64 * 4)()
+        lib().spe_tabs__rows(self._h, ctypes.byref(r))
+        return tuple(r)
+
+    def close(self) -> None:
+        if self._h:
+            lib().spe_tabs__delete(self._h)
+            self._h = ctypes.c_void_p()
+
+    def __del__(self):
+        if getattr(self, "_h", None) and _lib is not None:
+            self.close()
