@@ -82,9 +82,22 @@ int hpm_ctx__explain_open(struct hpm_ctx *ctx, int err, const char *name,
  * 0 if it can be counted here, else -errno with last_error explaining. */
 int hpm_ctx__probe(struct hpm_ctx *ctx, const char *name);
 
+/* Split an event list in perf's syntax into event names, in order: "a,b",
+ * groups "{a,b}" (with member modifiers "{a,b}:u"), "pmu/term=v,.../" (its
+ * commas stay inside), tracepoint globs "sys:name*" (every match). flags
+ * tell the group structure. Names are not resolved here. cb returns 0 to go
+ * on or a negative errno to stop. Returns the number of events or -errno
+ * (last_error says what is wrong with the list). */
+#define HPM_LIST_GROUP_START 0x1 /* first member of a {...} group */
+#define HPM_LIST_IN_GROUP 0x2    /* member of a {...} group */
+#define HPM_LIST_GROUP_END 0x4   /* last member of a {...} group */
+typedef int (*hpm_list_cb)(const char *name, unsigned flags, void *arg);
+int hpm_ctx__parse_list(struct hpm_ctx *ctx, const char *list, hpm_list_cb cb, void *arg);
+
 typedef int (*hpm_event_cb)(const struct hpm_event_info *info, void *arg);
 /* Every event of table `pmu` (NULL: generic events + the detected table),
- * including included tables and aliases. Stops when cb returns non-zero. */
+ * including included tables and aliases; pmu "tracepoint": the kernel's
+ * tracepoints (from tracefs). Stops when cb returns non-zero. */
 int hpm_ctx__for_each_event(struct hpm_ctx *ctx, const char *pmu, hpm_event_cb cb, void *arg);
 typedef int (*hpm_pmu_cb)(const char *pmu, const char *title, const char *isa, void *arg);
 int hpm_ctx__for_each_pmu(struct hpm_ctx *ctx, hpm_pmu_cb cb, void *arg);

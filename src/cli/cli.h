@@ -21,6 +21,19 @@ int spawn_release(pid_t child, int go_fd, int err_fd);
 int parse_count(const char *cmd, const char *s, const char *what, unsigned long long lo,
 		unsigned long long hi, unsigned long long *out);
 
+/* targets.c: CPU lists "0,2-3" (checked against the online CPUs), PID/TID
+ * lists "1,2" (each must exist); errors are one line "hpm CMD: ..." and -1. */
+int parse_cpu_list(const char *cmd, const char *s, int **cpus, int *n);
+int parse_pid_list(const char *cmd, const char *opt, const char *s, pid_t **pids, int *n);
+int online_cpus_list(int **cpus, int *n);
+void format_cpu_list(const int *cpus, int n, char *buf, size_t len);
+/* threads of a process, sorted; -errno when it is gone */
+int process_threads(pid_t pid, pid_t **tids, int *n);
+void task_comm(pid_t tid, char *buf, size_t len);
+/* still running (a zombie is not) */
+bool task_alive(pid_t tid);
+void cpu_topology(int cpu, int *socket, int *die, int *core);
+
 /* output helpers (out.c) */
 void json_string(FILE *f, const char *s);
 /* 1234567 -> "1,234,567" */

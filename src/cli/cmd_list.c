@@ -7,6 +7,7 @@
 
 static const char list_help[] =
 	"usage: hpm list [--pmu NAME] [--pmus] [--metrics] [--json] [PATTERN]\n"
+	"       hpm list tracepoint [PATTERN]\n"
 	"\n"
 	"Lists the generic perf events and the events of this CPU's PMU table. A '*'\n"
 	"marks events that can be opened on this machine now.\n"
@@ -17,12 +18,15 @@ static const char list_help[] =
 	"  --json       one JSON array of objects: name, pmu, code (hex), type, desc,\n"
 	"               alias_of, available (true/false, or null when not probed)\n"
 	"  PATTERN      only names containing PATTERN (case-insensitive)\n"
+	"  tracepoint   the kernel's tracepoints (from tracefs), as 'subsys:name' (not\n"
+	"               probed: opening each takes the kernel tens of milliseconds)\n"
 	"\n"
 	"examples:\n"
 	"  hpm list                      what this machine can count\n"
 	"  hpm list --pmu sifive_u74     the SiFive U74 events and their mhpmevent codes\n"
 	"  hpm list --metrics            metric groups of this CPU\n"
-	"  hpm list --json cache         cache events as JSON\n";
+	"  hpm list --json cache         cache events as JSON\n"
+	"  hpm list tracepoint sched     scheduler tracepoints (hpm stat -e sched:sched_switch)\n";
 
 struct list_state {
 	struct hpm_ctx *ctx;
@@ -137,6 +141,11 @@ int cmd_list(int argc, char **argv)
 		return 1;
 	struct list_state st = { .ctx = ctx, .pattern = optind < argc ? argv[optind] : NULL,
 				 .json = json };
+	/* perf's event class keyword: "hpm list tracepoint [PATTERN]" */
+	if (st.pattern && !strcmp(st.pattern, "tracepoint") && !pmu) {
+		pmu = "tracepoint";
+		st.pattern = optind + 1 < argc ? argv[optind + 1] : NULL;
+	}
 	int r;
 	if (pmu) {
 		/* fail before printing anything: no half-written output */
@@ -157,6 +166,7 @@ int cmd_list(int argc, char **argv)
 	} else {
 		const char *mine = hpm_ctx__pmu(ctx);
 		/* availability is only meaningful for this CPU's own table */
+		/* not tracepoints: the kernel takes ~40 ms to open each one */
 		st.probe = !pmu || !strcmp(pmu, "generic") || (mine && !strcmp(pmu, mine));
 		if (!json && !pmu)
 			printf("CPU: %s; PMU table: %s\n('*' = can be counted here now)\n",

@@ -40,9 +40,12 @@ static const char record_help[] =
 	"      --call-graph fp   the same (only frame-pointer stacks are supported)\n"
 	"  -o, --output FILE     output file (default perf.data); written under a\n"
 	"                        temporary name and renamed when complete\n"
-	"  -p, --pid PID         record an existing process (all its threads)\n"
+	"  -p, --pid PIDS        record existing processes (all their threads), e.g. 12,34;\n"
+	"                        with '-- COMMAND', for as long as COMMAND runs (perf's\n"
+	"                        'hpm record -p PID -- sleep 5')\n"
+	"  -t, --tid TIDS        record existing threads (same rules as -p)\n"
 	"  -a, --all-cpus        record everything on all CPUs\n"
-	"  -C, --cpu N           record everything on CPU N\n"
+	"  -C, --cpu CPUS        record everything on these CPUs, e.g. 0 or 0,2-3\n"
 	"  -i, --no-inherit      do not follow the command's children\n"
 	"  -m, --mmap-pages N    ring buffer pages per buffer, a power of 2 (default 64)\n"
 	"      --kallsyms WHICH  kernel symbols stored in the file: used (default: the\n"
@@ -54,11 +57,16 @@ static const char record_help[] =
 	"  hpm record -e '{cycles,instructions}' -c 100000 -g -- ./app\n"
 	"                                               per-sample cycles and instructions\n"
 	"  hpm record -e '{cpu-clock,cycles,instructions}' -c 1000000 -g -a -- ./app\n"
+	"  hpm record -g -p 1234 -- sleep 5             process 1234 for five seconds\n"
+	"  hpm record -e sched:sched_switch -a -- sleep 1   a tracepoint (every hit)\n"
 	"                                               timer sampling + counter group (the\n"
 	"                                               way to sample on QEMU riscv64)\n"
 	"  perf script -i perf.data                     read it with Linux perf\n"
 	"  hpmkit profile import perf.data              the same in hpmkit (Parquet)\n"
 	"\n"
+	"Events and modifiers as in perf (hpm stat --help); a tracepoint leader samples\n"
+	"every hit unless -c/-F says otherwise. SIGINT or SIGTERM stops the command\n"
+	"(SIGTERM) and writes the file at once.\n"
 	"Kernel frames are symbolised from the copy of /proc/kallsyms hpm stores in the\n"
 	"file (feature section 250), so another machine can read them. Lost samples\n"
 	"(ring buffer full) are counted and reported. hpm never changes\n"
@@ -70,6 +78,8 @@ struct rec_ev {
 	struct perf_event_attr attr;
 	int group; /* index of the leader */
 	bool explicit_mods;
+	bool precise_max; /* ":P": lower precise_ip until the PMU takes it */
+	bool own_period;  /* period=/freq= term: keep it */
 };
 
 struct target {
@@ -84,11 +94,20 @@ struct opts {
 	int nevents;
 	uint64_t period, freq;
 	bool callchain, all_cpus, no_inherit, quiet, no_kallsyms, all_kallsyms, grouped;
-	int cpu, pages;
-	pid_t pid;
+	bool rate_given; /* -c or -F on the command line */
+	int pages;
+	int *cpus, ncpus;    /* -C */
+	pid_t *pids, *tids;  /* -p, -t */
+	int npids, ntids;
 	const char *output;
 	char **cmd;
 };
+
+/* the command is what is recorded (not just how long, as with -p/-t/-a/-C) */
+static bool own_command(const struct opts *o)
+{
+	return o->cmd && !o->all_cpus && !o->ncpus && !o->npids && !o->ntids;
+}
 
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig)
@@ -107,66 +126,52 @@ static bool has_explicit_mods(const char *name)
 	const char *c = strrchr(name, ':');
 	if (!c || c == name || c[-1] == ':' || !c[1])
 		return false;
-	return strspn(c + 1, "ukhHGpP") == strlen(c + 1);
+	return strspn(c + 1, "ukhHGpPSID") == strlen(c + 1);
 }
 
-/* "{a,b},c" -> events with their group leaders */
+static bool has_mod(const char *name, char m)
+{
+	return has_explicit_mods(name) && strchr(strrchr(name, ':'), m);
+}
+
+struct parse_arg {
+	struct hpm_ctx *ctx;
+	struct rec_ev *ev;
+	int *n;
+	int leader;
+};
+
+static int parse_one(const char *name, unsigned flags, void *arg)
+{
+	struct parse_arg *pa = arg;
+	if (*pa->n == MAX_EV) {
+		fprintf(stderr, "hpm record: too many events (at most %d)\n", MAX_EV);
+		return -ECANCELED;
+	}
+	struct rec_ev *e = &pa->ev[*pa->n];
+	memset(e, 0, sizeof(*e));
+	if (hpm_ctx__event_attr(pa->ctx, name, &e->attr, e->name, sizeof(e->name)) < 0) {
+		fprintf(stderr, "hpm record: %s\n", hpm_ctx__last_error(pa->ctx));
+		return -ECANCELED; /* said already */
+	}
+	if (!(flags & HPM_LIST_IN_GROUP) || (flags & HPM_LIST_GROUP_START))
+		pa->leader = *pa->n;
+	e->group = pa->leader;
+	e->explicit_mods = has_explicit_mods(name);
+	e->precise_max = has_mod(name, 'P');
+	e->own_period = e->attr.sample_period != 0;
+	(*pa->n)++;
+	return 0;
+}
+
+/* "{a,b},c" -> events with their group leaders (the shared perf grammar) */
 static int parse_events(struct hpm_ctx *ctx, const char *list, struct rec_ev *ev, int *n)
 {
-	char buf[1024];
-	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf)) {
-		fprintf(stderr, "hpm record: event list too long\n");
-		return -1;
-	}
-	char *p = buf;
-	while (*p) {
-		bool brace = *p == '{';
-		if (brace)
-			p++;
-		int leader = *n;
-		for (;;) {
-			size_t len = strcspn(p, brace ? ",}" : ",");
-			char save = p[len];
-			p[len] = 0;
-			if (!len) {
-				fprintf(stderr, "hpm record: empty event name in '%s'\n", list);
-				return -1;
-			}
-			if (*n == MAX_EV) {
-				fprintf(stderr, "hpm record: too many events (at most %d)\n", MAX_EV);
-				return -1;
-			}
-			struct rec_ev *e = &ev[*n];
-			memset(e, 0, sizeof(*e));
-			int r = hpm_ctx__event_attr(ctx, p, &e->attr, e->name, sizeof(e->name));
-			if (r < 0) {
-				fprintf(stderr, "hpm record: %s\n", hpm_ctx__last_error(ctx));
-				return -1;
-			}
-			e->group = leader;
-			e->explicit_mods = has_explicit_mods(p);
-			(*n)++;
-			p += len;
-			*p = save;
-			if (!brace || *p != ',')
-				break;
-			p++;
-		}
-		if (brace) {
-			if (*p != '}') {
-				fprintf(stderr, "hpm record: missing '}' in '%s'\n", list);
-				return -1;
-			}
-			p++;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p) {
-			fprintf(stderr, "hpm record: unexpected '%c' in '%s'\n", *p, list);
-			return -1;
-		}
-	}
-	return 0;
+	struct parse_arg pa = { ctx, ev, n, 0 };
+	int r = hpm_ctx__parse_list(ctx, list, parse_one, &pa);
+	if (r < 0 && r != -ECANCELED)
+		fprintf(stderr, "hpm record: %s\n", hpm_ctx__last_error(ctx));
+	return r < 0 ? -1 : 0;
 }
 
 static int group_size(const struct rec_ev *ev, int nev, int leader)
@@ -186,6 +191,8 @@ static void setup_attrs(struct opts *o, struct rec_ev *ev, int nev, bool grouped
 				 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 		if (o->callchain)
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		if (a->type == PERF_TYPE_TRACEPOINT)
+			a->sample_type |= PERF_SAMPLE_RAW; /* the tracepoint's fields, as perf */
 		a->read_format = PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
 				 PERF_FORMAT_TOTAL_TIME_RUNNING;
 		if (grouped) {
@@ -194,19 +201,26 @@ static void setup_attrs(struct opts *o, struct rec_ev *ev, int nev, bool grouped
 		}
 		a->sample_id_all = 1;
 		a->inherit = inherit;
-		a->freq = 0;
-		a->sample_period = 0;
-		if (leader) {
+		bool own = ev[i].own_period;
+		if (!own) {
+			a->freq = 0;
+			a->sample_period = 0;
+		}
+		if (leader && !own) {
 			if (o->period)
 				a->sample_period = o->period;
+			else if (a->type == PERF_TYPE_TRACEPOINT && !o->rate_given)
+				a->sample_period = 1; /* like perf: every tracepoint hit */
 			else {
 				a->freq = 1;
 				a->sample_freq = o->freq;
 			}
+		}
+		if (leader) {
 			a->disabled = 1;
 			/* only task events can wait for the exec; CPU-wide ones are
 			 * enabled just before the command is released */
-			a->enable_on_exec = o->cmd != NULL && !o->all_cpus && o->cpu < 0;
+			a->enable_on_exec = own_command(o);
 		}
 		/* the first event tracks tasks and maps (one is enough) */
 		a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = i == 0;
@@ -246,6 +260,13 @@ static int open_all(struct hpm_ctx *ctx, struct opts *o, struct rec_ev *ev, int 
 				continue;
 			}
 			int err = errno;
+			if ((err == EOPNOTSUPP || err == EINVAL) && ev[j].precise_max &&
+			    ev[j].attr.precise_ip) {
+				/* ":P" like perf: the highest precise level this PMU takes */
+				close_targets(t, nt, nev, mapsz);
+				ev[j].attr.precise_ip--;
+				return 1;
+			}
 			close_targets(t, nt, nev, mapsz);
 			if ((err == EACCES || err == EPERM) && !ev[j].explicit_mods &&
 			    !ev[j].attr.exclude_kernel) {
@@ -466,6 +487,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "event", required_argument, 0, 'e' },   { "count", required_argument, 0, 'c' },
 		{ "freq", required_argument, 0, 'F' },    { "call-graph", required_argument, 0, 'G' },
 		{ "output", required_argument, 0, 'o' },  { "pid", required_argument, 0, 'p' },
+		{ "tid", required_argument, 0, 't' },
 		{ "all-cpus", no_argument, 0, 'a' },      { "cpu", required_argument, 0, 'C' },
 		{ "no-inherit", no_argument, 0, 'i' },    { "mmap-pages", required_argument, 0, 'm' },
 		{ "quiet", no_argument, 0, 'q' },         { "no-kallsyms", no_argument, 0, 'K' },
@@ -475,7 +497,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	unsigned long long v;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:c:F:go:p:aC:im:qh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:c:F:go:p:t:aC:im:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->nevents == 16) {
@@ -488,11 +510,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (parse_count("record", optarg, "-c", 1, 1ULL << 62, &v))
 				return 2;
 			o->period = v;
+			o->rate_given = true;
 			break;
 		case 'F':
 			if (parse_count("record", optarg, "-F", 1, 1000000, &v))
 				return 2;
 			o->freq = v;
+			o->rate_given = true;
 			break;
 		case 'g': o->callchain = true; break;
 		case 'G':
@@ -507,15 +531,20 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'o': o->output = optarg; break;
 		case 'p':
-			if (parse_count("record", optarg, "-p", 1, 1ULL << 30, &v))
+			free(o->pids);
+			if (parse_pid_list("record", "-p", optarg, &o->pids, &o->npids))
 				return 2;
-			o->pid = (pid_t)v;
+			break;
+		case 't':
+			free(o->tids);
+			if (parse_pid_list("record", "-t", optarg, &o->tids, &o->ntids))
+				return 2;
 			break;
 		case 'a': o->all_cpus = true; break;
 		case 'C':
-			if (parse_count("record", optarg, "-C", 0, 1 << 20, &v))
+			free(o->cpus);
+			if (parse_cpu_list("record", optarg, &o->cpus, &o->ncpus))
 				return 2;
-			o->cpu = (int)v;
 			break;
 		case 'i': o->no_inherit = true; break;
 		case 'm':
@@ -550,65 +579,101 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		o->cmd = argv + optind;
-	if (!o->cmd && !o->pid && !o->all_cpus && o->cpu < 0) {
-		fprintf(stderr, "hpm record: nothing to record: give a command after '--', -p PID, -a "
-				"or -C CPU (hpm record --help)\n");
+	bool sys = o->all_cpus || o->ncpus;
+	if (!o->cmd && !o->npids && !o->ntids && !sys) {
+		fprintf(stderr, "hpm record: nothing to record: give a command after '--', -p PID, -t "
+				"TID, -a or -C CPUS (hpm record --help)\n");
 		return 2;
 	}
-	if (o->pid && (o->all_cpus || o->cpu >= 0 || o->cmd)) {
-		fprintf(stderr, "hpm record: -p cannot be combined with -a, -C or a command\n");
+	if ((o->npids || o->ntids) && (sys || (o->npids && o->ntids))) {
+		fprintf(stderr, "hpm record: choose one target: -p PIDS, -t TIDS, or -a/-C CPUS "
+				"(a command after '--' then only sets the duration)\n");
 		return 2;
 	}
 	return -1;
 }
 
-/* The kernel refuses to mmap an inherited per-task event (children would all
- * write into one buffer), so a followed task is recorded per CPU, like perf. */
-static int per_cpu(pid_t pid, struct target *t)
+static int add_target(struct target *t, int *nt, pid_t pid, int cpu)
 {
-	int nt = 0;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	for (int c = 0; c < n && nt < MAX_TARGETS; c++)
-		t[nt++] = (struct target){ .pid = pid, .cpu = c };
-	return nt;
+	if (*nt == MAX_TARGETS) {
+		fprintf(stderr, "hpm record: too many threads or CPUs to record (at most %d)\n",
+			MAX_TARGETS);
+		return -1;
+	}
+	t[(*nt)++] = (struct target){ .pid = pid, .cpu = cpu };
+	return 0;
 }
 
+/* Who is recorded: CPUs, the threads of -p/-t, or the command. The kernel
+ * refuses to mmap an inherited per-task event (children would all write into
+ * one buffer), so a followed command is recorded per CPU, like perf. */
 static int make_targets(struct opts *o, pid_t child, bool inherit, struct target *t)
 {
-	int nt = 0;
-	if (o->all_cpus) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		for (int c = 0; c < n && nt < MAX_TARGETS; c++)
-			t[nt++] = (struct target){ .pid = -1, .cpu = c };
-	} else if (o->cpu >= 0) {
-		t[nt++] = (struct target){ .pid = -1, .cpu = o->cpu };
-	} else if (o->pid) {
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)o->pid);
-		DIR *d = opendir(path);
-		if (!d) {
-			fprintf(stderr, "hpm record: no process %d (%s)\n", (int)o->pid, strerror(errno));
+	int nt = 0, *cpus = o->cpus, ncpus = o->ncpus;
+	if (o->all_cpus || (inherit && own_command(o))) {
+		if (online_cpus_list(&cpus, &ncpus)) {
+			fprintf(stderr, "hpm record: cannot list the online CPUs\n");
 			return -1;
 		}
-		struct dirent *de;
-		while ((de = readdir(d)) && nt < MAX_TARGETS)
-			if (atoi(de->d_name) > 0)
-				t[nt++] = (struct target){ .pid = atoi(de->d_name), .cpu = -1 };
-		closedir(d);
-	} else if (inherit) {
-		nt = per_cpu(child, t);
-	} else {
-		t[nt++] = (struct target){ .pid = child, .cpu = -1 };
 	}
+	if (o->all_cpus || o->ncpus) {
+		for (int c = 0; c < ncpus; c++)
+			if (add_target(t, &nt, -1, cpus[c]))
+				goto fail;
+	} else if (o->npids) {
+		for (int p = 0; p < o->npids; p++) {
+			pid_t *tids;
+			int n;
+			if (process_threads(o->pids[p], &tids, &n)) {
+				fprintf(stderr, "hpm record: no process %d\n", (int)o->pids[p]);
+				goto fail;
+			}
+			for (int i = 0; i < n; i++)
+				if (add_target(t, &nt, tids[i], -1)) {
+					free(tids);
+					goto fail;
+				}
+			free(tids);
+		}
+	} else if (o->ntids) {
+		for (int i = 0; i < o->ntids; i++)
+			if (add_target(t, &nt, o->tids[i], -1))
+				goto fail;
+	} else if (inherit) {
+		for (int c = 0; c < ncpus; c++)
+			if (add_target(t, &nt, child, cpus[c]))
+				goto fail;
+	} else {
+		add_target(t, &nt, child, -1);
+	}
+	if (cpus != o->cpus)
+		free(cpus);
 	return nt;
+fail:
+	if (cpus != o->cpus)
+		free(cpus);
+	return -1;
+}
+
+/* Any of the attached threads still running (zombies count as gone)? */
+static bool targets_alive(const struct target *t, int nt)
+{
+	for (int i = 0; i < nt; i++)
+		if (task_alive(t[i].pid))
+			return true;
+	return false;
 }
 
 int cmd_record(int argc, char **argv)
 {
-	struct opts o = { .cpu = -1, .pages = 64, .freq = 0, .output = "perf.data" };
+	struct opts o = { .pages = 64, .freq = 0, .output = "perf.data" };
 	int rc = parse_opts(argc, argv, &o);
-	if (rc >= 0)
+	if (rc >= 0) {
+		free(o.pids);
+		free(o.tids);
+		free(o.cpus);
 		return rc;
+	}
 	if (!o.period && !o.freq)
 		o.freq = 4000;
 
@@ -644,7 +709,7 @@ int cmd_record(int argc, char **argv)
 			return 1;
 		}
 	}
-	bool inherit = !o.no_inherit && !o.all_cpus && o.cpu < 0 && !o.pid;
+	bool inherit = !o.no_inherit && own_command(&o);
 	int nt = make_targets(&o, child, inherit, t);
 	size_t pagesz = (size_t)sysconf(_SC_PAGESIZE), datasz = (size_t)o.pages * pagesz;
 	size_t mapsz = datasz + pagesz;
@@ -680,6 +745,21 @@ int cmd_record(int argc, char **argv)
 	}
 	r = perf_file__begin_data(&pf);
 	header_features(&pf, argc, argv);
+	const char *tp[MAX_EV];
+	int ntp = 0;
+	for (int j = 0; j < nev; j++) {
+		bool dup = false;
+		for (int k = 0; k < ntp; k++)
+			dup |= !strncmp(tp[k], ev[j].name, strcspn(ev[j].name, ":") + 1 +
+				 strcspn(ev[j].name + strcspn(ev[j].name, ":") + 1, ":"));
+		if (ev[j].attr.type == PERF_TYPE_TRACEPOINT && !dup)
+			tp[ntp++] = ev[j].name;
+	}
+	if (!r && ntp && rec_tracing_data(&pf, tp, ntp) < 0) {
+		fprintf(stderr, "hpm record: cannot read the tracepoint formats in tracefs that perf "
+				"needs to read the samples of '%s'\n", tp[0]);
+		goto fail;
+	}
 	int nsyms = 0, nsynth = 0;
 	bool kernel_wanted = false;
 	for (int j = 0; j < nev; j++)
@@ -694,11 +774,13 @@ int cmd_record(int argc, char **argv)
 		} else
 			r = k;
 	}
-	if (!r && o.cmd)
+	if (!r && own_command(&o))
 		r = rec_comm(&pf, child, child, strrchr(o.cmd[0], '/') ? strrchr(o.cmd[0], '/') + 1 : o.cmd[0]);
-	if (!r && o.pid)
-		r = rec_synth_task(&pf, o.pid, &nsynth);
-	if (!r && (o.all_cpus || o.cpu >= 0))
+	for (int i = 0; !r && i < o.npids; i++)
+		r = rec_synth_task(&pf, o.pids[i], &nsynth);
+	for (int i = 0; !r && i < o.ntids; i++)
+		r = rec_synth_task(&pf, o.tids[i], &nsynth);
+	if (!r && (o.all_cpus || o.ncpus))
 		r = rec_synth_all(&pf, &nsynth);
 	if (r) {
 		fprintf(stderr, "hpm record: cannot write '%s': %s\n", o.output, strerror(-r));
@@ -734,18 +816,21 @@ int cmd_record(int argc, char **argv)
 	struct pollfd pfd[MAX_TARGETS];
 	for (int i = 0; i < nt; i++)
 		pfd[i] = (struct pollfd){ .fd = t[i].fds[0], .events = POLLIN };
-	bool child_done = false;
+	bool child_done = false, attached = o.npids || o.ntids;
 	while (!r) {
 		r = drain_all(t, nt, datasz, &pf, &cnt);
 		if (r || child_done || interrupted)
 			break;
 		if (o.cmd && waitpid(child, &status, WNOHANG) == child)
 			child_done = true; /* one more pass for the last records */
+		else if (!o.cmd && attached && !targets_alive(t, nt))
+			child_done = true; /* everything attached to has exited */
 		else
 			poll(pfd, (nfds_t)nt, 100);
 	}
 	if (o.cmd && !child_done) {
-		/* interrupted: the command got the signal too (same terminal) */
+		/* interrupted: like perf, stop the command and write the file now */
+		kill(child, SIGTERM);
 		waitpid(child, &status, 0);
 	}
 	for (int i = 0; i < nt; i++)
@@ -811,6 +896,9 @@ int cmd_record(int argc, char **argv)
 				(unsigned long long)(cnt.lost + cnt.lost_samples));
 	}
 	hpm_ctx__delete(ctx);
+	free(o.pids);
+	free(o.tids);
+	free(o.cpus);
 	if (o.cmd)
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	return 0;

@@ -1,38 +1,53 @@
 /* SPDX-License-Identifier: MIT */
-/* hpm stat: count events of a command (-- cmd), a process (-p) or CPUs (-a/-C). */
+/* hpm stat: count events of a command (-- cmd), processes or threads (-p/-t)
+ * or CPUs (-a/-C), in total, per CPU/core/socket/thread, and per interval. */
+#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "cli.h"
+#include "stat.h"
 
 static const char stat_help[] =
 	"usage: hpm stat [options] [--] COMMAND [ARGS...]\n"
-	"       hpm stat [options] -p PID [-- COMMAND]   (count PID while COMMAND runs, or\n"
-	"                                                  until Ctrl-C / PID exits)\n"
+	"       hpm stat [options] -p PID[,PID...] | -t TID[,...] | -a | -C CPUS [-- COMMAND]\n"
+	"       (count them while COMMAND runs, or until Ctrl-C / they exit)\n"
 	"\n"
-	"  -e, --event LIST      events, perf syntax: cycles,instructions:u,{a,b}\n"
+	"  -e, --event LIST      events, perf syntax: cycles,instructions:u,{a,b},\n"
+	"                        sched:sched_switch, sched:sched_*, cpu/event=0x3c,umask=0/,\n"
+	"                        modifiers :u :k :h :p :pp :ppp :P :G :H :I :D :S\n"
 	"                        (braces: one group that must be counted together)\n"
 	"  -M, --metrics GROUPS  metric groups (see 'hpm list --metrics'), comma-separated\n"
+	"  -d, --detailed        add cache events of this CPU's table (-dd: and TLB and\n"
+	"                        L1i, -ddd: and prefetch); <not supported> where it lacks them\n"
 	"  -r, --repeat N        run the command N times; print mean and +- stddev of the mean\n"
+	"  -I, --interval-print MSEC  print the counts of every MSEC milliseconds (>= 10)\n"
+	"  -D, --delay MSEC      start counting MSEC milliseconds after the command starts\n"
 	"  -x, --field-separator SEP  CSV: value,unit,event,running,pct,metric,unit,path\n"
 	"      --json            JSON on stdout (format hpm-stat v1)\n"
-	"  -p, --pid PID         attach to a running process\n"
+	"  -p, --pid PIDS        attach to running processes (all their threads)\n"
+	"  -t, --tid TIDS        attach to running threads\n"
 	"  -a, --all-cpus        count every online CPU (system-wide)\n"
-	"  -C, --cpu N           count CPU N (system-wide on that CPU)\n"
+	"  -C, --cpu CPUS        count these CPUs, e.g. 0 or 0,2-3 (system-wide on them)\n"
+	"  -A, --no-aggr         one line per CPU (with -a or -C)\n"
+	"      --per-core        one line per core, --per-socket per socket (with -a or -C)\n"
+	"      --per-thread      one line per thread (with -p, -t or -a)\n"
 	"  -i, --no-inherit      do not count child processes\n"
+	"  -B, --big-num         1,234,567 (the default); --no-big-num: 1234567\n"
 	"  -o, --output FILE     write the report to FILE (written whole or not at all)\n"
 	"      --group-max N     at most N events per perf group (default: the PMU's counters)\n"
+	"  -v, --verbose         print the perf_event_attr of every event\n"
 	"  -h, --help\n"
 	"\n"
 	"Counts, multiplexing scale and the read path of each event go to stderr (like\n"
-	"perf stat) unless --json or -o is given. Exit status: the command's.\n"
+	"perf stat) unless --json or -o is given. An event this machine cannot count is\n"
+	"shown as <not supported> and the others are counted (only when none can be\n"
+	"counted is it an error). Exit status: the command's. SIGINT or SIGTERM to hpm\n"
+	"stops the command (SIGTERM) and prints the counts at once.\n"
 	"\n"
 	"examples:\n"
 	"  hpm stat -- ./app                          default events\n"
@@ -40,46 +55,13 @@ static const char stat_help[] =
 	"  hpm stat -M ipc,mpki -- ./app              metric groups of this CPU\n"
 	"  hpm stat -e PAPI_L1_DCM,PAPI_TOT_INS -- ./app\n"
 	"  hpm stat -e page-faults -x, -- ./app       CSV\n"
-	"  hpm stat -a -e task-clock -- sleep 1       system-wide for one second\n";
-
-static const char *const default_events[] = {
-	"task-clock", "context-switches", "cpu-migrations", "page-faults",
-	"cycles", "instructions", "branches", "branch-misses",
-};
-
-struct opts {
-	char *events[64];
-	int nevents;
-	char *metrics[16];
-	int nmetrics;
-	int repeat;
-	const char *sep;
-	bool json;
-	pid_t pid;
-	int cpu;
-	bool all_cpus, no_inherit;
-	const char *output;
-	int group_max;
-	char **cmd;
-};
-
-struct stats {
-	int n;
-	double *sum, *sumsq;       /* per event, over runs (scaled) */
-	struct hpm_value *last;    /* last run's values */
-	double *msum, *msumsq;     /* per metric */
-	int *mvalid;
-	char quirks[1024];
-	double elapsed_sum;
-	int status;
-};
-
-static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
+	"  hpm stat -d -- ./app                       default + cache events\n"
+	"  hpm stat -I 100 -e task-clock -- ./app     counts of every 100 ms\n"
+	"  hpm stat -e sched:sched_switch -a -- sleep 1   a tracepoint, system-wide\n"
+	"  hpm stat -a -A -e cpu-clock -- sleep 1     one line per CPU\n"
+	"  hpm stat -C 0,2-3 --per-core -e cpu-clock -- sleep 1\n"
+	"  hpm stat --per-thread -p 1234 -- sleep 5   each thread of process 1234 for 5 s\n"
+	"  hpm stat -D 500 -e task-clock -- ./app     skip the first 500 ms\n";
 
 static double now_s(void)
 {
@@ -88,451 +70,439 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Build the event set for one run. not_supported[] marks default events that
- * this machine cannot count (shown as <not supported>, like perf). */
-static int build_set(struct hpm_ctx *ctx, struct opts *o, pid_t pid, int cpu, unsigned flags,
-		     struct hpm_evset **out, char skipped[][64], int *nskipped)
+static int add_unit(struct stat_state *st, pid_t tid, int cpu)
 {
-	struct hpm_evset *set;
-	int r = hpm_evset__new(ctx, &set);
-	if (!r)
-		r = hpm_evset__set_target(set, pid, cpu, flags);
-	if (!r && o->group_max)
-		r = hpm_evset__set_group_max(set, o->group_max);
-	for (int i = 0; !r && i < o->nevents; i++)
-		r = hpm_evset__add_list(set, o->events[i]) < 0 ? -1 : 0;
-	for (int i = 0; !r && i < o->nmetrics; i++) {
-		char buf[256];
-		snprintf(buf, sizeof(buf), "%s", o->metrics[i]);
-		for (char *save, *g = strtok_r(buf, ",", &save); g && !r;
-		     g = strtok_r(NULL, ",", &save))
-			r = hpm_evset__add_metric_group(set, g) < 0 ? -1 : 0;
-	}
-	*nskipped = 0;
-	if (!r && !o->nevents && !o->nmetrics) {
-		/* like perf: default events are not grouped, so one event the PMU
-		 * cannot schedule does not take the others down with it */
-		if (!o->group_max)
-			hpm_evset__set_group_max(set, 1);
-		for (unsigned i = 0; i < sizeof(default_events) / sizeof(*default_events); i++)
-			if (hpm_evset__add(set, default_events[i]) < 0)
-				snprintf(skipped[(*nskipped)++], 64, "%s", default_events[i]);
-	}
-	if (r) {
-		hpm_evset__delete(set);
+	struct unit *nv = realloc(st->units, sizeof(*nv) * (size_t)(st->nunits + 1));
+	if (!nv)
 		return -1;
-	}
-	*out = set;
+	st->units = nv;
+	st->units[st->nunits++] = (struct unit){ .tid = tid, .cpu = cpu };
 	return 0;
 }
 
-/* Let the stopped child exec and wait for it; -127 when the exec failed. */
-static int release_and_wait(struct opts *o, pid_t child, int go, int errfd, int *status)
+/* Every thread of the system (for --per-thread -a), as perf does it. */
+static int all_threads(struct stat_state *st)
 {
-	int e = spawn_release(child, go, errfd);
-	if (e < 0) {
-		fprintf(stderr, "hpm stat: lost the child process\n");
+	DIR *d = opendir("/proc");
+	if (!d)
 		return -1;
+	for (struct dirent *de; (de = readdir(d));) {
+		pid_t pid = atoi(de->d_name);
+		pid_t *tids;
+		int n;
+		if (pid <= 0 || process_threads(pid, &tids, &n))
+			continue;
+		for (int i = 0; i < n; i++)
+			if (add_unit(st, tids[i], -1)) {
+				free(tids);
+				closedir(d);
+				return -1;
+			}
+		free(tids);
 	}
-	waitpid(child, status, 0);
-	if (e) {
-		fprintf(stderr, "hpm stat: cannot run '%s': %s\n", o->cmd[0], strerror(e));
-		return -127;
-	}
+	closedir(d);
 	return 0;
 }
 
-static int run_once(struct hpm_ctx *ctx, struct opts *o, struct stats *st,
-		    struct hpm_evset **setp, char skipped[][64], int *nskipped)
+static int make_units(struct stat_state *st, struct stat_opts *o)
 {
-	struct hpm_evset *set = NULL;
+	if (o->all_cpus && o->aggr == AGGR_THREAD)
+		return all_threads(st);
+	if (o->all_cpus || o->ncpus) {
+		int *cpus = o->cpus, n = o->ncpus;
+		if (o->all_cpus && online_cpus_list(&cpus, &n))
+			return -1;
+		for (int i = 0; i < n; i++)
+			if (add_unit(st, -1, cpus[i]))
+				return -1;
+		if (cpus != o->cpus)
+			free(cpus);
+		return 0;
+	}
+	if (o->npids) {
+		for (int p = 0; p < o->npids; p++) {
+			pid_t *tids;
+			int n;
+			if (process_threads(o->pids[p], &tids, &n)) {
+				fprintf(stderr, "hpm stat: process %d is gone\n", (int)o->pids[p]);
+				return -1;
+			}
+			for (int i = 0; i < n; i++)
+				if (add_unit(st, tids[i], -1)) {
+					free(tids);
+					return -1;
+				}
+			free(tids);
+		}
+		return 0;
+	}
+	for (int i = 0; i < o->ntids; i++)
+		if (add_unit(st, o->tids[i], -1))
+			return -1;
+	if (!o->ntids)
+		return add_unit(st, -1, -1); /* the command */
+	return 0;
+}
+
+static bool targets_alive(struct stat_opts *o)
+{
+	pid_t *v = o->npids ? o->pids : o->tids;
+	int n = o->npids ? o->npids : o->ntids;
+	for (int i = 0; i < n; i++)
+		if (task_alive(v[i]))
+			return true;
+	return false;
+}
+
+static int read_units(struct stat_state *st)
+{
+	for (int u = 0; u < st->nunits; u++)
+		if (hpm_evset__read_all(st->units[u].set, st->units[u].now) < 0) {
+			fprintf(stderr, "hpm stat: %s\n", hpm_ctx__last_error(st->ctx));
+			return -1;
+		}
+	return 0;
+}
+
+static void units_ioctl(struct stat_state *st, bool start)
+{
+	for (int u = 0; u < st->nunits; u++)
+		start ? hpm_evset__start(st->units[u].set) : hpm_evset__stop(st->units[u].set);
+}
+
+static void snapshot(struct stat_state *st)
+{
+	for (int u = 0; u < st->nunits; u++)
+		memcpy(st->units[u].prev, st->units[u].now, sizeof(struct hpm_value) * (size_t)st->nev);
+}
+
+static volatile int caught; /* SIGINT/SIGTERM received (number) */
+
+/* One run: start the command (if any), count until it or the targets end, a
+ * signal arrives, and read the totals. */
+static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *waitset)
+{
 	pid_t child = -1;
 	int go = -1, errfd = -1, status = 0;
+	bool own_target = o->cmd && !o->npids && !o->ntids && !o->all_cpus && !o->ncpus;
 	unsigned flags = o->no_inherit ? 0 : HPM_TARGET_INHERIT;
-	double t0;
-
-	if (o->cmd && o->pid <= 0 && !o->all_cpus && o->cpu < 0) {
-		child = spawn(o->cmd, &go, &errfd);
-		if (child < 0) {
-			fprintf(stderr, "hpm stat: cannot fork: %s\n", strerror(errno));
-			return -1;
-		}
-		if (build_set(ctx, o, child, -1, flags | HPM_TARGET_ENABLE_ON_EXEC, &set, skipped,
-			      nskipped) < 0) {
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-			fprintf(stderr, "hpm stat: %s\n", hpm_ctx__last_error(ctx));
-			return -1;
-		}
-		t0 = now_s();
-		int r = release_and_wait(o, child, go, errfd, &status);
-		if (r < 0) {
-			hpm_evset__delete(set);
-			return r;
-		}
-	} else {
-		pid_t pid = o->pid > 0 ? o->pid : -1;
-		int cpu = o->all_cpus ? HPM_CPU_ALL : o->cpu;
-		if (build_set(ctx, o, pid, cpu, pid > 0 ? flags : 0, &set, skipped, nskipped) < 0) {
-			fprintf(stderr, "hpm stat: %s\n", hpm_ctx__last_error(ctx));
-			return -1;
-		}
-		if (o->cmd && (child = spawn(o->cmd, &go, &errfd)) < 0) {
-			fprintf(stderr, "hpm stat: cannot fork: %s\n", strerror(errno));
-			hpm_evset__delete(set);
-			return -1;
-		}
-		t0 = now_s();
-		hpm_evset__start(set);
-		if (child > 0) {
-			int r = release_and_wait(o, child, go, errfd, &status);
-			if (r < 0) {
-				hpm_evset__delete(set);
-				return r;
-			}
-		} else {
-			signal(SIGINT, on_sigint);
-			while (!interrupted && (pid <= 0 || kill(pid, 0) == 0)) {
-				struct timespec ts = { 0, 100 * 1000 * 1000 };
-				nanosleep(&ts, NULL);
-			}
-		}
-		hpm_evset__stop(set);
-	}
-	double elapsed = now_s() - t0;
-	int n = hpm_evset__nr(set);
-	if (!st->sum) {
-		int m = hpm_evset__nr_metrics(set);
-		st->sum = calloc((size_t)n + 1, sizeof(double));
-		st->sumsq = calloc((size_t)n + 1, sizeof(double));
-		st->last = calloc((size_t)n + 1, sizeof(struct hpm_value));
-		st->msum = calloc((size_t)m + 1, sizeof(double));
-		st->msumsq = calloc((size_t)m + 1, sizeof(double));
-		st->mvalid = calloc((size_t)m + 1, sizeof(int));
-	}
-	if (hpm_evset__read_all(set, st->last) < 0) {
-		fprintf(stderr, "hpm stat: %s\n", hpm_ctx__last_error(ctx));
-		hpm_evset__delete(set);
+	if (own_target && !o->delay_ms)
+		flags |= HPM_TARGET_ENABLE_ON_EXEC;
+	if (o->cmd && (child = spawn(o->cmd, &go, &errfd)) < 0) {
+		fprintf(stderr, "hpm stat: cannot fork: %s\n", strerror(errno));
 		return -1;
 	}
-	if (st->n == 0)
-		hpm_evset__check_quirks(set, st->last, st->quirks, sizeof(st->quirks));
-	for (int i = 0; i < n; i++) {
-		st->sum[i] += st->last[i].scaled;
-		st->sumsq[i] += st->last[i].scaled * st->last[i].scaled;
+	if (stat_build(st, o, own_target ? child : -1, flags) || stat_make_bins(st, o)) {
+		if (child > 0) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+		return -1;
 	}
-	for (int i = 0; i < hpm_evset__nr_metrics(set); i++) {
+	bool enabled = own_target && !o->delay_ms;
+	if (o->delay_ms)
+		fprintf(stderr, "Events disabled\n");
+	else if (!own_target)
+		units_ioctl(st, true), enabled = true;
+	double t0 = now_s();
+	if (child > 0) {
+		int e = spawn_release(child, go, errfd);
+		if (e) {
+			waitpid(child, &status, 0);
+			if (e < 0)
+				fprintf(stderr, "hpm stat: lost the child process\n");
+			else
+				fprintf(stderr, "hpm stat: cannot run '%s': %s\n", o->cmd[0], strerror(e));
+			return e < 0 ? -1 : -127;
+		}
+	}
+	double enable_at = t0 + (double)o->delay_ms / 1e3, count_start = t0;
+	double next_tick = o->interval_ms ? t0 + (double)o->interval_ms / 1e3 : 0;
+	bool child_done = false, killed = false;
+	for (;;) {
+		double now = now_s(), wake = now + 3600;
+		if (!enabled)
+			wake = enable_at;
+		else if (next_tick && next_tick < wake)
+			wake = next_tick;
+		if (child <= 0 && now + 0.1 < wake)
+			wake = now + 0.1; /* attached targets: notice when they exit */
+		double dt = wake > now ? wake - now : 0;
+		struct timespec ts = { (time_t)dt, (long)((dt - (double)(time_t)dt) * 1e9) };
+		siginfo_t si;
+		int sig = sigtimedwait(waitset, &si, &ts);
+		if (sig == SIGCHLD && child > 0 && waitpid(child, &status, WNOHANG) == child)
+			child_done = true;
+		if (sig == SIGINT || sig == SIGTERM) {
+			caught = sig;
+			if (child > 0 && !child_done && !killed) {
+				/* like perf record: stop the workload and report at once */
+				kill(child, SIGTERM);
+				killed = true;
+			}
+		}
+		now = now_s();
+		if (!enabled && now >= enable_at && !child_done) {
+			units_ioctl(st, true);
+			enabled = true;
+			count_start = now;
+			if (o->interval_ms)
+				next_tick = now + (double)o->interval_ms / 1e3;
+			fprintf(stderr, "Events enabled\n");
+		}
+		if (enabled && next_tick && now >= next_tick && !child_done) {
+			if (read_units(st))
+				return -1;
+			stat_print_interval(st, o, now - count_start);
+			snapshot(st);
+			while (next_tick <= now)
+				next_tick += (double)o->interval_ms / 1e3;
+		}
+		if (child_done)
+			break;
+		if (child <= 0 && (caught || ((o->npids || o->ntids) && !targets_alive(o))))
+			break;
+	}
+	double end = now_s();
+	units_ioctl(st, false);
+	if (read_units(st))
+		return -1;
+	if (o->interval_ms && enabled)
+		stat_print_interval(st, o, end - count_start); /* the last, partial interval */
+	st->elapsed_sum += enabled ? end - count_start : 0;
+	st->status = child > 0 ? (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status))
+			       : 0;
+	return 0;
+}
+
+/* Totals of this run into the state (sums over runs, per-bin values). */
+static int account(struct stat_state *st)
+{
+	struct bin all = { .nunits = st->nunits };
+	all.units = malloc(sizeof(int) * (size_t)st->nunits);
+	if (!all.units)
+		return -1;
+	for (int u = 0; u < st->nunits; u++)
+		all.units[u] = u;
+	if (!st->sum) {
+		int m = hpm_evset__nr_metrics(st->units[0].set);
+		st->sum = calloc((size_t)st->nev + 1, sizeof(double));
+		st->sumsq = calloc((size_t)st->nev + 1, sizeof(double));
+		st->total = calloc((size_t)st->nev + 1, sizeof(struct hpm_value));
+		st->msum = calloc((size_t)m + 1, sizeof(double));
+		st->mvalid = calloc((size_t)m + 1, sizeof(int));
+		st->bin_total = calloc((size_t)st->nbins + 1, sizeof(*st->bin_total));
+		for (int b = 0; st->bin_total && b < st->nbins; b++)
+			st->bin_total[b] = calloc((size_t)st->nev + 1, sizeof(struct hpm_value));
+	}
+	if (!st->sum || !st->sumsq || !st->total || !st->msum || !st->mvalid || !st->bin_total) {
+		free(all.units);
+		return -1;
+	}
+	stat_sum(st, &all, false, st->total);
+	free(all.units);
+	for (int b = 0; b < st->nbins; b++)
+		stat_sum(st, &st->bins[b], false, st->bin_total[b]);
+	if (st->runs == 0)
+		hpm_evset__check_quirks(st->units[0].set, st->total, st->quirks, sizeof(st->quirks));
+	for (int i = 0; i < st->nev; i++) {
+		st->sum[i] += st->total[i].scaled;
+		st->sumsq[i] += st->total[i].scaled * st->total[i].scaled;
+	}
+	for (int i = 0; i < hpm_evset__nr_metrics(st->units[0].set); i++) {
 		double v;
-		if (hpm_evset__metric(set, i, st->last, NULL, NULL, &v) == 0) {
+		if (hpm_evset__metric(st->units[0].set, i, st->total, NULL, NULL, &v) == 0) {
 			st->msum[i] += v;
-			st->msumsq[i] += v * v;
 			st->mvalid[i]++;
 		}
 	}
-	st->n++;
-	st->elapsed_sum += elapsed;
-	st->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (*setp)
-		hpm_evset__delete(*setp);
-	*setp = set;
+	st->runs++;
 	return 0;
 }
 
-/* stddev of the mean, relative to the mean, in percent (perf's "+-") */
-static double rel_err(double sum, double sumsq, int n)
-{
-	if (n < 2 || sum == 0)
-		return 0;
-	double mean = sum / n, var = (sumsq - n * mean * mean) / (n - 1);
-	if (var < 0)
-		var = 0;
-	return 100.0 * sqrt(var / n) / fabs(mean);
-}
+enum {
+	OPT_JSON = 256, OPT_GROUP_MAX, OPT_PER_THREAD, OPT_PER_CORE, OPT_PER_SOCKET, OPT_NO_BIG_NUM
+};
 
-static const char *path_name(int p)
-{
-	return p == HPM_READ_MMAP ? "mmap" : p == HPM_READ_SYSCALL ? "read" : "none";
-}
-
-static const char *unit_of(const char *name)
-{
-	return !strncmp(name, "task-clock", 10) || !strncmp(name, "cpu-clock", 9) ? "msec" : "";
-}
-
-static void report_text(FILE *f, struct opts *o, struct hpm_ctx *ctx, struct hpm_evset *set,
-			struct stats *st, char skipped[][64], int nskipped)
-{
-	char target[512] = "", num[64];
-	if (o->cmd) {
-		for (char **a = o->cmd; *a; a++) {
-			size_t l = strlen(target);
-			snprintf(target + l, sizeof(target) - l, "%s%s", l ? " " : "", *a);
-		}
-	} else if (o->pid > 0) {
-		snprintf(target, sizeof(target), "process id '%d'", o->pid);
-	} else {
-		snprintf(target, sizeof(target), "%s", o->all_cpus ? "system wide" : "CPU");
-	}
-	char runs[32] = "";
-	if (st->n > 1)
-		snprintf(runs, sizeof(runs), " (%d runs)", st->n);
-	fprintf(f, "\n Performance counter stats for '%s'%s:\n\n", target, runs);
-	int n = hpm_evset__nr(set);
-	for (int i = 0; i < n; i++) {
-		const char *name = hpm_evset__name(set, i);
-		struct hpm_value *v = &st->last[i];
-		double mean = st->sum[i] / st->n;
-		bool msec = *unit_of(name);
-		char why[200];
-		int path = hpm_evset__read_path(set, i, why, sizeof(why));
-		if (!v->running && v->enabled) {
-			int g = hpm_evset__group_of(set, i), members = 0;
-			for (int k = 0; k < n; k++)
-				members += hpm_evset__group_of(set, k) == g;
-			fprintf(f, " %18s      %-28s (never scheduled: %s)\n", "<not counted>", name,
-				members > 1 ? "the PMU could not fit its group; try --group-max 1"
-					    : "the kernel accepted it but the PMU never counted it");
-			continue;
-		}
-		if (msec)
-			fprintf(f, " %18.2f msec %-28s", mean / 1e6, name);
-		else
-			fprintf(f, " %18s      %-28s", thousands(mean, num, sizeof(num)), name);
-		if (st->n > 1)
-			fprintf(f, " ( +- %5.2f%% )", rel_err(st->sum[i], st->sumsq[i], st->n));
-		if (v->running < v->enabled)
-			fprintf(f, " (%.2f%% scaled)", 100.0 * (double)v->running / (double)v->enabled);
-		fprintf(f, "  [%s]\n", path_name(v->path ? v->path : path));
-	}
-	for (int i = 0; i < nskipped; i++)
-		fprintf(f, " %18s      %-28s\n", "<not supported>", skipped[i]);
-	int m = hpm_evset__nr_metrics(set);
-	if (m)
-		fprintf(f, "\n");
-	for (int i = 0; i < m; i++) {
-		const char *name, *unit;
-		double v;
-		hpm_evset__metric(set, i, st->last, &name, &unit, &v);
-		if (st->mvalid[i] == st->n)
-			fprintf(f, " %18.3f %-5s %-28s\n", st->msum[i] / st->n,
-				strcmp(unit, "-") ? unit : "", name);
-		else
-			fprintf(f, " %18s %-5s %-28s (an input never counted)\n", "n/a", "", name);
-	}
-	fprintf(f, "\n %18.9f seconds time elapsed", st->elapsed_sum / st->n);
-	if (st->n > 1)
-		fprintf(f, "  (mean of %d runs)", st->n);
-	fprintf(f, "\n\n read path: [mmap] = user-space counter read, [read] = read(2)");
-	char why[200];
-	for (int i = 0; i < n; i++)
-		if (hpm_evset__read_path(set, i, why, sizeof(why)) == HPM_READ_SYSCALL &&
-		    strstr(why, "kernel does not allow")) {
-			fprintf(f, "; %s", why);
-			break;
-		}
-	fprintf(f, "\n PMU table: %s (%s)\n", hpm_ctx__pmu(ctx) ? hpm_ctx__pmu(ctx) : "none",
-		hpm_ctx__cpu_id(ctx));
-	char q[sizeof(st->quirks)];
-	memcpy(q, st->quirks, sizeof(q));
-	for (char *save, *l = strtok_r(q, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		fprintf(f, " warning: %s\n", l);
-	fprintf(f, "\n");
-}
-
-static void report_csv(FILE *f, struct opts *o, struct hpm_evset *set, struct stats *st,
-		       char skipped[][64], int nskipped)
-{
-	const char *s = o->sep;
-	int n = hpm_evset__nr(set);
-	for (int i = 0; i < n; i++) {
-		const char *name = hpm_evset__name(set, i);
-		struct hpm_value *v = &st->last[i];
-		double mean = st->sum[i] / st->n;
-		bool msec = *unit_of(name);
-		if (!v->running && v->enabled)
-			fprintf(f, "<not counted>%s%s%s%s", s, msec ? "msec" : "", s, name);
-		else if (msec)
-			fprintf(f, "%.2f%smsec%s%s", mean / 1e6, s, s, name);
-		else
-			fprintf(f, "%.0f%s%s%s", mean, s, s, name);
-		/* perf's fields, then the read path: ,running,pct,metric,metric-unit,path */
-		fprintf(f, "%s%llu%s%.2f%s%s%s%s\n", s, (unsigned long long)v->running, s,
-			v->enabled ? 100.0 * (double)v->running / (double)v->enabled : 0.0, s, s, s,
-			path_name(v->path));
-	}
-	for (int i = 0; i < nskipped; i++)
-		fprintf(f, "<not supported>%s%s%s%s0%s0.00%s%s%snone\n", s, s, skipped[i], s, s, s, s,
-			s);
-	int m = hpm_evset__nr_metrics(set);
-	for (int i = 0; i < m; i++) {
-		const char *name, *unit;
-		hpm_evset__metric(set, i, st->last, &name, &unit, NULL);
-		if (st->mvalid[i] == st->n)
-			fprintf(f, "%s%s%s%s%s%.6f%s%s%s\n", s, s, s, s, s, st->msum[i] / st->n, s,
-				name, s);
-		else
-			fprintf(f, "%s%s%s%s%sn/a%s%s%s\n", s, s, s, s, s, s, name, s);
-	}
-	char q[sizeof(st->quirks)];
-	memcpy(q, st->quirks, sizeof(q));
-	for (char *save, *l = strtok_r(q, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		fprintf(f, "# warning: %s\n", l);
-}
-
-static void report_json(FILE *f, struct opts *o, struct hpm_ctx *ctx, struct hpm_evset *set,
-			struct stats *st, char skipped[][64], int nskipped)
-{
-	fprintf(f, "{\n  \"format\": \"hpm-stat\",\n  \"version\": 1,\n  \"command\": [");
-	for (char **a = o->cmd; a && *a; a++) {
-		fputs(a == o->cmd ? "" : ", ", f);
-		json_string(f, *a);
-	}
-	fprintf(f, "],\n  \"pid\": %d,\n  \"all_cpus\": %s,\n  \"pmu\": ", o->pid,
-		o->all_cpus ? "true" : "false");
-	if (hpm_ctx__pmu(ctx))
-		json_string(f, hpm_ctx__pmu(ctx));
-	else
-		fputs("null", f);
-	fprintf(f, ",\n  \"cpu_id\": ");
-	json_string(f, hpm_ctx__cpu_id(ctx));
-	fprintf(f, ",\n  \"runs\": %d,\n  \"exit_status\": %d,\n  \"elapsed_s\": %.9f,\n", st->n,
-		st->status, st->elapsed_sum / st->n);
-	fprintf(f, "  \"events\": [");
-	int n = hpm_evset__nr(set);
-	for (int i = 0; i < n; i++) {
-		struct hpm_value *v = &st->last[i];
-		char why[200];
-		hpm_evset__read_path(set, i, why, sizeof(why));
-		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		json_string(f, hpm_evset__name(set, i));
-		fprintf(f, ", \"value\": %.1f, \"stddev_pct\": %.4f, \"raw\": %llu, "
-			   "\"enabled_ns\": %llu, \"running_ns\": %llu, \"scaled\": %s, "
-			   "\"group\": %d, \"read_path\": \"%s\", \"read_path_reason\": ",
-			st->sum[i] / st->n, rel_err(st->sum[i], st->sumsq[i], st->n),
-			(unsigned long long)v->raw, (unsigned long long)v->enabled,
-			(unsigned long long)v->running, v->running < v->enabled ? "true" : "false",
-			hpm_evset__group_of(set, i), path_name(v->path));
-		json_string(f, why);
-		fprintf(f, ", \"counted\": %s}", v->running || !v->enabled ? "true" : "false");
-	}
-	fprintf(f, "%s],\n  \"not_supported\": [", n ? "\n  " : "");
-	for (int i = 0; i < nskipped; i++) {
-		fputs(i ? ", " : "", f);
-		json_string(f, skipped[i]);
-	}
-	fprintf(f, "],\n  \"quirks\": [");
-	char q[sizeof(st->quirks)];
-	memcpy(q, st->quirks, sizeof(q));
-	int nq = 0;
-	for (char *save, *l = strtok_r(q, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		fputs(nq++ ? ", " : "", f);
-		json_string(f, l);
-	}
-	fprintf(f, "],\n  \"metrics\": [");
-	int m = hpm_evset__nr_metrics(set);
-	for (int i = 0; i < m; i++) {
-		const char *name, *unit;
-		hpm_evset__metric(set, i, st->last, &name, &unit, NULL);
-		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		json_string(f, name);
-		fprintf(f, ", \"unit\": ");
-		json_string(f, unit);
-		if (st->mvalid[i] == st->n)
-			fprintf(f, ", \"value\": %.9g}", st->msum[i] / st->n);
-		else
-			fprintf(f, ", \"value\": null}");
-	}
-	fprintf(f, "%s]\n}\n", m ? "\n  " : "");
-}
-
-int cmd_stat(int argc, char **argv)
+static int parse_opts(int argc, char **argv, struct stat_opts *o)
 {
 	static const struct option lopts[] = {
 		{ "event", required_argument, 0, 'e' },  { "metrics", required_argument, 0, 'M' },
 		{ "repeat", required_argument, 0, 'r' }, { "field-separator", required_argument, 0, 'x' },
-		{ "json", no_argument, 0, 'j' },         { "pid", required_argument, 0, 'p' },
-		{ "all-cpus", no_argument, 0, 'a' },     { "cpu", required_argument, 0, 'C' },
-		{ "no-inherit", no_argument, 0, 'i' },   { "output", required_argument, 0, 'o' },
-		{ "group-max", required_argument, 0, 'G' }, { "help", no_argument, 0, 'h' },
+		{ "json", no_argument, 0, OPT_JSON },    { "pid", required_argument, 0, 'p' },
+		{ "tid", required_argument, 0, 't' },    { "all-cpus", no_argument, 0, 'a' },
+		{ "cpu", required_argument, 0, 'C' },    { "no-inherit", no_argument, 0, 'i' },
+		{ "output", required_argument, 0, 'o' }, { "group-max", required_argument, 0, OPT_GROUP_MAX },
+		{ "interval-print", required_argument, 0, 'I' },
+		{ "delay", required_argument, 0, 'D' },  { "detailed", no_argument, 0, 'd' },
+		{ "no-aggr", no_argument, 0, 'A' },      { "per-thread", no_argument, 0, OPT_PER_THREAD },
+		{ "per-core", no_argument, 0, OPT_PER_CORE },
+		{ "per-socket", no_argument, 0, OPT_PER_SOCKET },
+		{ "big-num", no_argument, 0, 'B' },      { "no-big-num", no_argument, 0, OPT_NO_BIG_NUM },
+		{ "verbose", no_argument, 0, 'v' },      { "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 }
 	};
-	struct opts o = { .repeat = 1, .cpu = -1 };
 	unsigned long long v;
-	int c;
+	int c, naggr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, the command */
-	while ((c = getopt_long(argc, argv, "+e:M:r:x:p:aC:io:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:r:x:p:t:aC:io:I:D:dABvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			if (o.nevents == 64) {
-				fprintf(stderr, "hpm stat: too many -e options (at most 64)\n");
+			if (o->nevents == STAT_MAX_LISTS) {
+				fprintf(stderr, "hpm stat: too many -e options (at most %d)\n",
+					STAT_MAX_LISTS);
 				return 2;
 			}
-			o.events[o.nevents++] = optarg;
+			o->events[o->nevents++] = optarg;
 			break;
 		case 'M':
-			if (o.nmetrics == 16) {
+			if (o->nmetrics == 16) {
 				fprintf(stderr, "hpm stat: too many -M options (at most 16)\n");
 				return 2;
 			}
-			o.metrics[o.nmetrics++] = optarg;
+			o->metrics[o->nmetrics++] = optarg;
 			break;
 		case 'r':
 			if (parse_count("stat", optarg, "-r", 1, 100000, &v))
 				return 2;
-			o.repeat = (int)v;
+			o->repeat = (int)v;
 			break;
-		case 'x': o.sep = optarg; break;
-		case 'j': o.json = true; break;
+		case 'x': o->sep = optarg; break;
+		case OPT_JSON: o->json = true; break;
 		case 'p':
-			if (parse_count("stat", optarg, "-p", 1, 1L << 30, &v))
+			free(o->pids);
+			if (parse_pid_list("stat", "-p", optarg, &o->pids, &o->npids))
 				return 2;
-			o.pid = (pid_t)v;
 			break;
-		case 'a': o.all_cpus = true; break;
+		case 't':
+			free(o->tids);
+			if (parse_pid_list("stat", "-t", optarg, &o->tids, &o->ntids))
+				return 2;
+			break;
+		case 'a': o->all_cpus = true; break;
 		case 'C':
-			if (parse_count("stat", optarg, "-C", 0, 1 << 20, &v))
+			free(o->cpus);
+			if (parse_cpu_list("stat", optarg, &o->cpus, &o->ncpus))
 				return 2;
-			o.cpu = (int)v;
+			o->cpu_arg = optarg;
 			break;
-		case 'i': o.no_inherit = true; break;
-		case 'o': o.output = optarg; break;
-		case 'G':
+		case 'i': o->no_inherit = true; break;
+		case 'o': o->output = optarg; break;
+		case OPT_GROUP_MAX:
 			if (parse_count("stat", optarg, "--group-max", 1, 64, &v))
 				return 2;
-			o.group_max = (int)v;
+			o->group_max = (int)v;
 			break;
+		case 'I':
+			if (parse_count("stat", optarg, "-I", 10, 1ULL << 31, &v))
+				return 2;
+			o->interval_ms = (long)v;
+			break;
+		case 'D':
+			if (parse_count("stat", optarg, "-D", 1, 1ULL << 31, &v))
+				return 2;
+			o->delay_ms = (long)v;
+			break;
+		case 'd': o->detailed++; break;
+		case 'A': o->aggr = AGGR_CPU, naggr++; break;
+		case OPT_PER_THREAD: o->aggr = AGGR_THREAD, naggr++; break;
+		case OPT_PER_CORE: o->aggr = AGGR_CORE, naggr++; break;
+		case OPT_PER_SOCKET: o->aggr = AGGR_SOCKET, naggr++; break;
+		case 'B': o->big_num = true; break;
+		case OPT_NO_BIG_NUM: o->big_num = false; break;
+		case 'v': o->verbose = true; break;
 		case 'h': fputs(stat_help, stdout); return 0;
 		default: fputs(stat_help, stderr); return 2;
 		}
 	}
 	if (optind < argc)
-		o.cmd = argv + optind;
-	if (!o.cmd && o.pid <= 0 && !o.all_cpus && o.cpu < 0) {
-		fprintf(stderr, "hpm stat: nothing to count: give a command after '--', -p PID, -a or "
-				"-C CPU (hpm stat --help)\n");
+		o->cmd = argv + optind;
+	bool sys = o->all_cpus || o->ncpus;
+	if (!o->cmd && !o->npids && !o->ntids && !sys) {
+		fprintf(stderr, "hpm stat: nothing to count: give a command after '--', -p PID, -t "
+				"TID, -a or -C CPUS (hpm stat --help)\n");
 		return 2;
 	}
-	if (o.repeat > 1 && !o.cmd) {
-		fprintf(stderr, "hpm stat: -r needs a command to repeat\n");
+	if ((o->npids || o->ntids) && (sys || (o->npids && o->ntids))) {
+		fprintf(stderr, "hpm stat: choose one target: -p PIDS, -t TIDS, or -a/-C CPUS\n");
 		return 2;
 	}
-	struct hpm_ctx *ctx;
-	if (hpm_ctx__new(&ctx))
-		return 1;
-	struct stats st = { 0 };
-	struct hpm_evset *set = NULL;
-	char skipped[16][64];
-	int nskipped = 0, rc = 0;
-	for (int i = 0; i < o.repeat && !interrupted; i++) {
-		int r = run_once(ctx, &o, &st, &set, skipped, &nskipped);
-		if (r < 0) {
-			rc = r == -127 ? 127 : 1;
-			goto out;
-		}
+	if (o->repeat > 1 && (!o->cmd || o->npids || o->ntids || sys)) {
+		fprintf(stderr, "hpm stat: -r needs a command to repeat (and no -p, -t, -a or -C)\n");
+		return 2;
 	}
+	if (o->repeat > 1 && o->interval_ms) {
+		fprintf(stderr, "hpm stat: -I cannot be combined with -r\n");
+		return 2;
+	}
+	if (naggr > 1) {
+		fprintf(stderr, "hpm stat: choose one of -A, --per-core, --per-socket, --per-thread\n");
+		return 2;
+	}
+	if ((o->aggr == AGGR_CPU || o->aggr == AGGR_CORE || o->aggr == AGGR_SOCKET) && !sys) {
+		fprintf(stderr, "hpm stat: -A, --per-core and --per-socket count CPUs: add -a or -C "
+				"CPUS (as in perf)\n");
+		return 2;
+	}
+	if (o->aggr == AGGR_THREAD && !o->npids && !o->ntids && !o->all_cpus) {
+		fprintf(stderr, "hpm stat: --per-thread needs -p PID, -t TID or -a (as in perf); for "
+				"a command's threads start it and use --per-thread -p PID\n");
+		return 2;
+	}
+	if (o->aggr == AGGR_THREAD && o->ncpus) {
+		fprintf(stderr, "hpm stat: --per-thread cannot be combined with -C\n");
+		return 2;
+	}
+	if (o->json && o->sep) {
+		fprintf(stderr, "hpm stat: choose one of --json and -x\n");
+		return 2;
+	}
+	return -1;
+}
+
+static void free_state(struct stat_state *st)
+{
+	stat_free_units(st);
+	free(st->units);
+	free(st->rows);
+	for (int b = 0; b < st->nbins; b++) {
+		free(st->bins[b].units);
+		if (st->bin_total)
+			free(st->bin_total[b]);
+	}
+	free(st->bins);
+	free(st->bin_total);
+	free(st->sum);
+	free(st->sumsq);
+	free(st->total);
+	free(st->msum);
+	free(st->mvalid);
+	free(st->ivals);
+	free(st->itimes);
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct stat_opts o = { .repeat = 1, .big_num = true };
+	int rc = parse_opts(argc, argv, &o);
+	if (rc >= 0)
+		goto done;
+	struct stat_state st = { 0 };
+	if (hpm_ctx__new(&st.ctx)) {
+		rc = 1;
+		goto done;
+	}
+	/* signals are taken with sigtimedwait: blocked here, unblocked in the command */
+	sigset_t waitset, old;
+	sigemptyset(&waitset);
+	sigaddset(&waitset, SIGCHLD);
+	sigaddset(&waitset, SIGINT);
+	sigaddset(&waitset, SIGTERM);
+	sigprocmask(SIG_BLOCK, &waitset, &old);
 	struct outfile of;
-	FILE *f = o.json ? stdout : stderr;
+	bool have_file = false;
+	st.out = o.json ? stdout : stderr;
 	if (o.output) {
 		int r = outfile_open(&of, o.output);
 		if (r < 0) {
@@ -540,15 +510,30 @@ int cmd_stat(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
-		f = of.f;
+		have_file = true;
+		st.out = of.f;
 	}
-	if (o.json)
-		report_json(f, &o, ctx, set, &st, skipped, nskipped);
-	else if (o.sep)
-		report_csv(f, &o, set, &st, skipped, nskipped);
-	else
-		report_text(f, &o, ctx, set, &st, skipped, nskipped);
-	if (o.output) {
+	if (make_units(&st, &o)) {
+		rc = 1;
+		goto out;
+	}
+	for (int i = 0; i < o.repeat && !caught; i++) {
+		int r = run_once(&st, &o, &waitset);
+		if (r < 0) {
+			rc = r == -127 ? 127 : 1;
+			goto out;
+		}
+		if (account(&st)) {
+			rc = 1;
+			goto out;
+		}
+		if (i + 1 < o.repeat && !caught)
+			stat_free_units(&st);
+	}
+	if (!o.interval_ms || o.json)
+		stat_report(st.out, &st, &o);
+	if (have_file) {
+		have_file = false;
 		int r = outfile_commit(&of);
 		if (r < 0) {
 			fprintf(stderr, "hpm stat: cannot write '%s': %s\n", o.output, strerror(-r));
@@ -558,13 +543,20 @@ int cmd_stat(int argc, char **argv)
 	}
 	rc = st.status;
 out:
-	hpm_evset__delete(set);
-	free(st.sum);
-	free(st.sumsq);
-	free(st.last);
-	free(st.msum);
-	free(st.msumsq);
-	free(st.mvalid);
-	hpm_ctx__delete(ctx);
+	if (have_file)
+		outfile_abort(&of);
+	free_state(&st);
+	hpm_ctx__delete(st.ctx);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (caught && !o.cmd && rc == 0) {
+		/* like perf: an interrupted attach ends by the signal, for the shell */
+		fflush(NULL);
+		signal(caught, SIG_DFL);
+		raise(caught);
+	}
+done:
+	free(o.pids);
+	free(o.tids);
+	free(o.cpus);
 	return rc;
 }

@@ -12,6 +12,7 @@
 
 /* header feature bits (tools/perf/util/header.h) that hpm writes */
 enum {
+	PF_FEAT_TRACING_DATA = 1,
 	PF_FEAT_HOSTNAME = 3,
 	PF_FEAT_OSRELEASE = 4,
 	PF_FEAT_VERSION = 5,

@@ -22,4 +22,8 @@ void rec_kernel_addr(uint64_t addr);
 /* write the HPM_KALLSYMS section: all symbols or the used ones; returns count */
 int rec_kernel_end(struct perf_file *pf, bool all);
 
+/* tracing-data section describing the raw records of these tracepoints
+ * ("sys:name", modifiers allowed); -errno when tracefs cannot be read */
+int rec_tracing_data(struct perf_file *pf, const char *const *names, int n);
+
 #endif

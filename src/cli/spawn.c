@@ -3,6 +3,7 @@
  * pid first (hpm stat, hpm record). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include "cli.h"
 
@@ -27,6 +28,10 @@ pid_t spawn(char **cmd, int *go_fd, int *err_fd)
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
 		close(go[0]);
+		/* hpm waits for signals with them blocked; the command gets its own */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		execvp(cmd[0], cmd);
 		int e = errno;
 		if (write(err[1], &e, sizeof(e)) < 0)

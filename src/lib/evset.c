@@ -28,6 +28,7 @@ struct evt {
 	struct perf_event_attr attr;
 	int group;
 	bool is_hw;
+	bool precise_max; /* ":P": lower precise_ip until the PMU accepts it */
 	int *fd;         /* one per CPU of the set */
 	uint64_t *id;    /* kernel event id per CPU */
 	void *page;      /* perf mmap page (self-monitoring hardware events) */
@@ -251,6 +252,12 @@ static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bo
 	for (int c = 0; c < s->ncpus; c++) {
 		int fd = perf_open_fn(&e->attr, s->pid, s->cpus[c], lead ? lead->fd[c] : -1,
 				      PERF_FLAG_FD_CLOEXEC);
+		if ((fd == -EOPNOTSUPP || fd == -EINVAL) && e->precise_max && e->attr.precise_ip) {
+			/* ":P" like perf: the highest precise level this PMU takes */
+			e->attr.precise_ip--;
+			c--;
+			continue;
+		}
 		if (fd == -EOPNOTSUPP && e->attr.config1) {
 			/* the PMU refused the user-access opt-in: count through read(2) */
 			e->attr.config1 = 0;
@@ -346,6 +353,7 @@ static int add_one(struct hpm_evset *s, const char *name, bool brace_start)
 		}
 	e->attr = r.attr;
 	e->is_hw = r.is_hw;
+	e->precise_max = r.precise_max;
 	e->mods = explicit_mods;
 
 	struct group *g = s->ngrp ? &s->grp[s->ngrp - 1] : NULL;
@@ -427,57 +435,31 @@ HPM_API int hpm_evset__add(struct hpm_evset *s, const char *name)
 	return add_one(s, name, false);
 }
 
+static int add_list_cb(const char *name, unsigned flags, void *arg)
+{
+	struct hpm_evset *s = arg;
+	bool start = flags & HPM_LIST_GROUP_START;
+	if (start)
+		s->in_brace = true;
+	int r = add_one(s, name, start);
+	if (r < 0)
+		return r;
+	if (flags & HPM_LIST_GROUP_END) {
+		s->in_brace = false;
+		s->grp[s->ngrp - 1].closed = true;
+	}
+	return 0;
+}
+
 HPM_API int hpm_evset__add_list(struct hpm_evset *s, const char *list)
 {
 	if (!s || !list)
 		return -EINVAL;
-	char tok[160];
-	int added = 0;
-	const char *p = list;
-	while (*p) {
-		while (*p == ',' || isspace((unsigned char)*p))
-			p++;
-		if (!*p)
-			break;
-		bool open_brace = false;
-		if (*p == '{') {
-			if (s->in_brace)
-				return hpm__err(s->ctx, -EINVAL, "nested '{' in event list '%s'", list);
-			s->in_brace = true;
-			open_brace = true;
-			p++;
-		}
-		size_t n = 0;
-		while (*p && *p != ',' && *p != '}' && *p != '{' && n + 1 < sizeof(tok))
-			tok[n++] = *p++;
-		tok[n] = 0;
-		if (!n)
-			return hpm__err(s->ctx, -EINVAL, "empty event name in '%s'", list);
-		int r = add_one(s, tok, open_brace);
-		if (r < 0) {
-			s->in_brace = false;
-			return r;
-		}
-		added++;
-		if (*p == '}') {
-			if (!s->in_brace)
-				return hpm__err(s->ctx, -EINVAL, "unbalanced '}' in event list '%s'", list);
-			s->in_brace = false;
-			s->grp[s->ngrp - 1].closed = true;
-			p++;
-		} else if (*p == '{') {
-			return hpm__err(s->ctx, -EINVAL, "missing ',' before '{' in '%s'", list);
-		}
-	}
-	if (s->in_brace) {
-		s->in_brace = false;
-		return hpm__err(s->ctx, -EINVAL, "missing '}' in event list '%s'", list);
-	}
-	return added;
+	int r = hpm_ctx__parse_list(s->ctx, list, add_list_cb, s);
+	s->in_brace = false;
+	return r;
 }
 
-/* A metric's identifiers name events counted in every mode, like perf's metric events:
- * `-e instructions:u -M ipc` must not divide user instructions by all cycles. */
 static int find_event(const struct hpm_evset *s, const char *base)
 {
 	for (int i = 0; i < s->nev; i++)

@@ -102,10 +102,24 @@ struct resolved {
 	const char *pmu;     /* table name or "generic" */
 	const char *desc;
 	bool is_hw;          /* may be read through the mmap page */
+	bool precise_max;    /* ":P": highest precise_ip the PMU accepts */
+	bool sample_read;    /* ":S": samples carry the group's counts */
 };
 int names_resolve(struct hpm_ctx *ctx, const char *name, struct resolved *r);
 int names_for_each_generic(hpm_event_cb cb, void *arg);
 bool names_is_generic(const char *name);
+
+/* ---- tracepoints (tracepoint.c) and sysfs PMU terms (pmu_terms.c) ---- */
+bool tracepoint_split(const char *s, size_t n, char *sys, size_t syslen, char *name,
+		      size_t namelen);
+bool tracepoint_subsys_exists(const char *sys);
+int tracepoint_resolve(struct hpm_ctx *ctx, const char *sys, const char *name, uint64_t *id);
+int tracepoint_for_each(struct hpm_ctx *ctx, const char *glob,
+			int (*cb)(const char *sys, const char *name, uint64_t id, void *arg),
+			void *arg);
+/* "pmu/terms/" -> end of the spec (start of modifiers), NULL if not that shape */
+const char *pmu_spec_end(const char *s);
+int pmu_terms_resolve(struct hpm_ctx *ctx, const char *spec, size_t n, struct resolved *r);
 
 /* ---- errors (errors.c) ---- */
 int explain_open_error(struct hpm_ctx *ctx, int err, const char *name,

@@ -260,27 +260,65 @@ static int unknown_event(struct hpm_ctx *ctx, const char *name, struct evtab *ta
 			name);
 }
 
-/* Apply ":ukh" modifiers. */
-static int apply_modifiers(struct hpm_ctx *ctx, const char *full, const char *mods,
-			   struct perf_event_attr *a)
+/* perf's event modifiers. */
+static const char modifier_letters[] = "ukhpPGHSID";
+
+static bool is_modifier_string(const char *m, size_t n)
 {
-	bool u = false, k = false, h = false;
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr(modifier_letters, m[i]) || !m[i])
+			return false;
+	return true;
+}
+
+/* Apply modifiers as perf defines them: u/k/h choose the privilege levels
+ * counted (any given: the others are excluded), p/pp/ppp the precise_ip
+ * level, P the highest level the PMU accepts, G guest only, H host only,
+ * I not while idle, D pinned to the PMU, S samples read the group. */
+static int apply_modifiers(struct hpm_ctx *ctx, const char *full, const char *mods,
+			   struct resolved *r)
+{
+	struct perf_event_attr *a = &r->attr;
+	bool u = false, k = false, h = false, G = false, H = false;
+	int p = 0;
 	for (const char *m = mods; *m; m++) {
 		switch (*m) {
 		case 'u': u = true; break;
 		case 'k': k = true; break;
 		case 'h': h = true; break;
+		case 'p': p++; break;
+		case 'P': r->precise_max = true; break;
+		case 'G': G = true; break;
+		case 'H': H = true; break;
+		case 'S': r->sample_read = true; break;
+		case 'I': a->exclude_idle = 1; break;
+		case 'D': a->pinned = 1; break;
 		default:
 			return hpm__err(ctx, -EINVAL,
-					"bad modifier ':%s' in '%s' (use :u user, :k kernel, :h hypervisor)",
+					"bad modifier ':%s' in '%s' (perf modifiers: u user, k kernel, "
+					"h hypervisor, p/pp/ppp precise, P most precise, G guest, H host, "
+					"I not idle, D pinned, S sample read)",
 					mods, full);
 		}
 	}
+	if (p > 3)
+		return hpm__err(ctx, -EINVAL, "bad modifier ':%s' in '%s': at most 3 p (ppp)", mods,
+				full);
 	if (u || k || h) {
 		a->exclude_user = !u;
 		a->exclude_kernel = !k;
 		a->exclude_hv = !h;
 	}
+	if (p)
+		a->precise_ip = (unsigned)p;
+	if (r->precise_max)
+		a->precise_ip = 3; /* lowered by the opener until the PMU accepts it */
+	if (G && !H)
+		a->exclude_host = 1;
+	if (H && !G)
+		a->exclude_guest = 1;
 	return 0;
 }
 
@@ -363,10 +401,87 @@ static int resolve_base(struct hpm_ctx *ctx, const char *base, struct resolved *
 	return unknown_event(ctx, base, tab);
 }
 
+/* "sys:name[:mods]" is a tracepoint when "sys" is no event name and tracefs
+ * has that subsystem, or when what follows the colon cannot be modifiers
+ * (then the error says what is missing: tracefs, the subsystem, the name). */
+static int try_tracepoint(struct hpm_ctx *ctx, const char *name, struct resolved *r)
+{
+	const char *c1 = NULL, *c2 = NULL;
+	for (const char *p = name; *p; p++)
+		if (p[0] == ':') {
+			if (p[1] == ':' || (p > name && p[-1] == ':'))
+				return 1; /* pmu::EVENT */
+			if (!c1)
+				c1 = p;
+			else if (!c2)
+				c2 = p;
+		}
+	if (!c1)
+		return 1;
+	size_t al = (size_t)(c1 - name), bl = c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1);
+	char sys[128], ev[128];
+	if (!tracepoint_split(name, (size_t)((c2 ? c2 : c1 + 1 + bl) - name), sys, sizeof(sys), ev,
+			      sizeof(ev)))
+		return 1;
+	uint64_t cfg;
+	if (al < sizeof(sys) && (find_generic(sys) || parse_cache_name(sys, &cfg)))
+		return 1;
+	if (!c2 && is_modifier_string(c1 + 1, bl) && !tracepoint_subsys_exists(sys))
+		return 1;
+	uint64_t id;
+	int ret = tracepoint_resolve(ctx, sys, ev, &id);
+	if (ret < 0)
+		return ret;
+	r->attr.type = PERF_TYPE_TRACEPOINT;
+	r->attr.config = id;
+	/* the whole "sys:name" came from a string shorter than canon */
+	size_t sl = strlen(sys);
+	copy_str(r->canon, sizeof(r->canon), sys);
+	r->canon[sl] = ':';
+	copy_str(r->canon + sl + 1, sizeof(r->canon) - sl - 1, ev);
+	r->pmu = "tracepoint";
+	r->desc = "kernel tracepoint";
+	r->is_hw = false;
+	if (c2) {
+		ret = apply_modifiers(ctx, name, c2 + 1, r);
+		if (ret < 0)
+			return ret;
+		size_t cl = strlen(r->canon);
+		copy_str(r->canon + cl, sizeof(r->canon) - cl, c2);
+	}
+	return 0;
+}
+
 static int resolve_depth(struct hpm_ctx *ctx, const char *name, struct resolved *r, int depth)
 {
 	char base[128];
 	const char *colon = NULL;
+	const char *pmu_end = strchr(name, '/') ? pmu_spec_end(name) : NULL;
+	if (pmu_end) {
+		/* pmu/term=value,.../ with modifiers after the slash, ':' optional */
+		int ret = pmu_terms_resolve(ctx, name, (size_t)(pmu_end - name), r);
+		if (ret < 0)
+			return ret;
+		const char *mods = *pmu_end == ':' ? pmu_end + 1 : pmu_end;
+		if (*mods) {
+			ret = apply_modifiers(ctx, name, mods, r);
+			if (ret < 0)
+				return ret;
+			if (strcmp(r->canon, name) && !strchr(r->canon, '/')) {
+				/* name=... given: keep the modifiers visible */
+				size_t cl = strlen(r->canon);
+				snprintf(r->canon + cl, sizeof(r->canon) - cl, ":%s", mods);
+			} else {
+				copy_str(r->canon, sizeof(r->canon), name);
+			}
+		}
+		return 0;
+	}
+	if (strchr(name, ':')) {
+		int ret = try_tracepoint(ctx, name, r);
+		if (ret <= 0)
+			return ret;
+	}
 	/* the modifier colon is the last ':' not part of "::" */
 	for (const char *p = name; *p; p++)
 		if (p[0] == ':' && p[1] != ':' && (p == name || p[-1] != ':'))
@@ -380,7 +495,7 @@ static int resolve_depth(struct hpm_ctx *ctx, const char *name, struct resolved 
 	if (ret < 0)
 		return ret;
 	if (colon) {
-		ret = apply_modifiers(ctx, name, colon + 1, &r->attr);
+		ret = apply_modifiers(ctx, name, colon + 1, r);
 		if (ret < 0)
 			return ret;
 		size_t cl = strlen(r->canon);
@@ -463,6 +578,27 @@ static int each_table(struct hpm_ctx *ctx, struct evtab *t, hpm_event_cb cb, voi
 	return 0;
 }
 
+struct each_tp {
+	hpm_event_cb cb;
+	void *arg;
+};
+
+static int each_tracepoint(const char *sys, const char *name, uint64_t id, void *arg)
+{
+	struct each_tp *etp = arg;
+	char full[256];
+	snprintf(full, sizeof(full), "%s:%s", sys, name);
+	struct hpm_event_info info = { full, "tracepoint", "kernel tracepoint", NULL,
+				       PERF_TYPE_TRACEPOINT, id };
+	return etp->cb(&info, etp->arg);
+}
+
+static int count_tracepoint(const char *sys, const char *name, uint64_t id, void *arg)
+{
+	(void)sys, (void)name, (void)id, (void)arg;
+	return 0;
+}
+
 HPM_API int hpm_ctx__for_each_event(struct hpm_ctx *ctx, const char *pmu, hpm_event_cb cb,
 				    void *arg)
 {
@@ -471,6 +607,10 @@ HPM_API int hpm_ctx__for_each_event(struct hpm_ctx *ctx, const char *pmu, hpm_ev
 		return r;
 	if (pmu && !strcmp(pmu, "generic"))
 		return names_for_each_generic(cb, arg);
+	if (pmu && !strcmp(pmu, "tracepoint")) {
+		struct each_tp etp = { cb, arg };
+		return tracepoint_for_each(ctx, NULL, cb ? each_tracepoint : count_tracepoint, &etp);
+	}
 	if (pmu) {
 		struct evtab *t = ctx_find_table(ctx, pmu);
 		if (!t || !t->sources) {

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* hpm stat internals shared by cmd_stat.c (options, run loop), stat_events.c
+ * (which events, in which sets) and stat_print.c (text, CSV, JSON). */
+#ifndef HPM_STAT_H
+#define HPM_STAT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "cli.h"
+
+#define STAT_MAX_LISTS 64
+
+enum aggr { AGGR_GLOBAL, AGGR_CPU, AGGR_CORE, AGGR_SOCKET, AGGR_THREAD };
+
+struct stat_opts {
+	const char *events[STAT_MAX_LISTS];
+	int nevents;
+	const char *metrics[16];
+	int nmetrics;
+	int repeat;
+	const char *sep;
+	bool json, big_num, verbose;
+	pid_t *pids, *tids; /* -p, -t lists */
+	int npids, ntids;
+	int *cpus, ncpus;   /* -C list */
+	const char *cpu_arg; /* -C as typed: perf titles the table with it */
+	bool all_cpus, no_inherit;
+	enum aggr aggr;
+	int detailed;       /* -d count */
+	long interval_ms;   /* -I */
+	long delay_ms;      /* -D */
+	const char *output;
+	int group_max;
+	char **cmd;
+};
+
+enum row_state { ROW_COUNTED, ROW_NOT_SUPPORTED, ROW_NOT_COUNTED };
+
+/* One output line per event, in the order the user gave them. */
+struct row {
+	char name[160];
+	int idx;              /* index in every unit's event set; -1 when not opened */
+	enum row_state state;
+	char why[512];        /* why it is not supported / not counted */
+};
+
+/* One event set: the command, one thread, or one CPU. */
+struct unit {
+	struct hpm_evset *set;
+	pid_t tid;            /* counted thread (-p/-t), else -1 */
+	int cpu;              /* counted CPU (-a/-C), else -1 */
+	struct hpm_value *now, *prev;
+};
+
+/* A printed aggregate: all units, one CPU, one core, one socket, one thread. */
+struct bin {
+	char label[64];
+	int nunits;           /* CPUs (or threads) summed into it */
+	int *units;
+};
+
+struct stat_state {
+	struct hpm_ctx *ctx;
+	struct row *rows;
+	int nrows;
+	struct unit *units;
+	int nunits;
+	int nev;              /* events per set */
+	struct bin *bins;
+	int nbins;
+	/* over runs (-r), aggregate of all units */
+	int runs;
+	double *sum, *sumsq;
+	struct hpm_value *total;    /* last run, all units */
+	struct hpm_value **bin_total; /* last run, per bin */
+	double *msum;
+	int *mvalid;
+	char quirks[1024];
+	double elapsed_sum;
+	int status;
+	/* -I */
+	FILE *out;
+	double t_start;
+	double *ivals;        /* JSON: per interval, per bin, per event: value, raw, running */
+	double *itimes;
+	int nint, intcap;
+	bool header_done;
+};
+
+/* stat_events.c */
+/* Open the events for every unit (targets already in st->units[].tid/cpu).
+ * Returns 0, or -1 with the error printed (one line). */
+int stat_build(struct stat_state *st, struct stat_opts *o, pid_t child, unsigned flags);
+void stat_free_units(struct stat_state *st);
+/* Bins for the aggregation mode (labels, members). */
+int stat_make_bins(struct stat_state *st, struct stat_opts *o);
+
+/* stat_print.c */
+void stat_sum(struct stat_state *st, const struct bin *b, bool delta, struct hpm_value *out);
+void stat_print_interval(struct stat_state *st, struct stat_opts *o, double t);
+void stat_report(FILE *f, struct stat_state *st, struct stat_opts *o);
+const char *stat_target_title(struct stat_opts *o, char *buf, size_t len, bool quoted);
+
+#endif
