@@ -1,5 +1,5 @@
 /* spe-parser's tables written straight from decoded SPE records: CSV, or Parquet (see
- * spe_tab.h for the interface).
+ * spe_tab.h for the interface, spe_parquet.c for the Parquet encoding).
  *
  * Why in C: building string columns and writing them through pyarrow cost about twenty times the
  * decoding itself; here every column is computed from the record in one pass and encoded
@@ -7,13 +7,8 @@
  *
  * CSV: the text spe-parser writes (header names quoted, values not; hex addresses, true/false,
  * empty when a packet was absent). A symbol name with a comma, quote or line break is quoted.
- *
- * Parquet (format: github.com/apache/parquet-format, Thrift compact protocol for the metadata):
- * one row group per `rows_per_group` rows of a table, one uncompressed data page (v1) per column
- * chunk; every column OPTIONAL (as pyarrow writes them) with all values present; numbers and
- * booleans PLAIN; strings dictionary-encoded (a PLAIN dictionary page, then RLE/bit-packed indices).
- * Types are annotated so that readers see the same schema pyarrow gave these tables: int8 for EL
- * columns, uint64 for addresses and timestamps, string for names.
+ * Parquet: one row group per `rows_per_group` rows of a table, the column values of the group
+ * kept here until it is written; string columns as dictionaries built per row group.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,11 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "spe_parquet.h"
 #include "spe_tab.h"
 
 /* ---- columns ------------------------------------------------------------------------------ */
-
-enum ctype { T_BOOL, T_I32, T_I8, T_U64, T_I64, T_STR };
 
 enum cid {
 	C_CPU, C_OP, C_PC, C_EL, C_ATOMIC, C_EXCL, C_AR, C_SUBCLASS, C_SVE_EVL, C_SVE_PRED, C_SVE_FP,
@@ -91,37 +85,6 @@ static inline int64_t num_of(const struct spe_record *r, int cid)
 	}
 }
 
-/* ---- growable byte buffer ----------------------------------------------------------------- */
-
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static int buf_reserve(struct buf *b, size_t more)
-{
-	if (b->len + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + more)
-		cap *= 2;
-	uint8_t *p = realloc(b->p, cap);
-	if (!p)
-		return -ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-static int buf_put(struct buf *b, const void *src, size_t n)
-{
-	if (buf_reserve(b, n))
-		return -ENOMEM;
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
-	return 0;
-}
-
 /* ---- string dictionaries (Parquet) -------------------------------------------------------- */
 
 /* key -> index of its string in this row group's dictionary; keys are whatever identifies a
@@ -185,11 +148,6 @@ static int dict_grow(struct dict *d)
 }
 
 /* ---- tables ------------------------------------------------------------------------------- */
-
-struct chunk_meta { /* one column chunk of a written row group */
-	uint64_t dict_off, data_off, size, nvalues;
-	int has_dict;
-};
 
 struct col {
 	uint8_t id, type;
@@ -315,23 +273,20 @@ void spe_tabs__delete(struct spe_tabs *t)
 	free(t);
 }
 
-static size_t type_size(int type)
+static const char *col_name(int id)
 {
-	switch (type) {
-	case T_BOOL: return 1;
-	case T_I32: case T_I8: case T_STR: return 4;
-	default: return 8;
-	}
+	if (id == C_COND_OTHER)
+		id = C_COND;
+	for (size_t i = 0; i < sizeof(coldefs) / sizeof(coldefs[0]); i++)
+		if (coldefs[i].id == id)
+			return coldefs[i].name;
+	return "";
 }
 
 static int csv_header(struct table *tb)
 {
 	for (int c = 0; c < tb->ncols; c++) {
-		const char *name = NULL;
-		for (size_t i = 0; i < sizeof(coldefs) / sizeof(coldefs[0]); i++)
-			if (coldefs[i].id == tb->cols[c].id ||
-			    (tb->cols[c].id == C_COND_OTHER && coldefs[i].id == C_COND))
-				name = coldefs[i].name;
+		const char *name = col_name(tb->cols[c].id);
 		if (buf_put(&tb->out, c ? ",\"" : "\"", c ? 2 : 1) || buf_put(&tb->out, name, strlen(name)) ||
 		    buf_put(&tb->out, "\"", 1))
 			return -ENOMEM;
@@ -383,6 +338,11 @@ int spe_tabs__open(struct spe_tabs *t, int kind, int fd, const char *cols)
 	return buf_put(&tb->out, "PAR1", 4);
 }
 
+/* names of values are at most this long, so that a row (symbol apart) fits ROW_MAX bytes: 40
+ * columns of a number or a name, and an event column of up to 64 names */
+#define NAME_MAX_LEN 32
+#define ROW_MAX (40 * (NAME_MAX_LEN + 2) + 64 * (NAME_MAX_LEN + 1))
+
 /* split a blob of `count` NUL-terminated strings; the copy is kept in *keep */
 static int split_names(const char *blob, size_t len, uint32_t count, const char **names, char **keep)
 {
@@ -398,6 +358,10 @@ static int split_names(const char *blob, size_t len, uint32_t count, const char 
 			return -EINVAL;
 		}
 		names[i] = copy + off;
+		if (strlen(names[i]) > NAME_MAX_LEN) {
+			free(copy);
+			return -EINVAL;
+		}
 		off += strlen(copy + off) + 1;
 	}
 	free(*keep);
@@ -589,8 +553,6 @@ static char *put_hex(char *p, uint64_t v)
 	return p;
 }
 
-/* longest row: 40 columns of at most 20 characters + 64 event names of at most 32 */
-#define ROW_MAX (40 * 24 + 64 * 33)
 
 static int csv_rows(struct spe_tabs *t, struct table *tb, const struct spe_record *recs, const uint32_t *idx,
 		    size_t m, const uint32_t *sym, const uint64_t *time)
@@ -677,296 +639,27 @@ static int csv_rows(struct spe_tabs *t, struct table *tb, const struct spe_recor
 	return 0;
 }
 
-/* ---- Parquet: Thrift compact protocol ------------------------------------------------------- */
+/* ---- Parquet: row groups -------------------------------------------------------------------- */
 
-enum { TC_TRUE = 1, TC_FALSE = 2, TC_BYTE = 3, TC_I32 = 5, TC_I64 = 6, TC_BIN = 8, TC_LIST = 9,
-       TC_STRUCT = 12 };
-
-struct tc {
-	struct buf *b;
-	int last[8]; /* last field id per open struct */
-	int depth;
-	int err;
-};
-
-static void tc_byte(struct tc *w, uint8_t v)
-{
-	if (buf_put(w->b, &v, 1))
-		w->err = -ENOMEM;
-}
-
-static void tc_varint(struct tc *w, uint64_t v)
-{
-	while (v >= 0x80) {
-		tc_byte(w, (uint8_t)(v | 0x80));
-		v >>= 7;
-	}
-	tc_byte(w, (uint8_t)v);
-}
-
-static void tc_field(struct tc *w, int id, int type)
-{
-	int delta = id - w->last[w->depth];
-	if (delta > 0 && delta <= 15) {
-		tc_byte(w, (uint8_t)(delta << 4 | type));
-	} else {
-		tc_byte(w, (uint8_t)type);
-		tc_varint(w, (uint64_t)((id << 1) ^ (id >> 15)));
-	}
-	w->last[w->depth] = id;
-}
-
-static void tc_i64(struct tc *w, int id, int64_t v)
-{
-	tc_field(w, id, TC_I64);
-	tc_varint(w, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
-static void tc_i32(struct tc *w, int id, int32_t v)
-{
-	tc_field(w, id, TC_I32);
-	tc_varint(w, ((uint64_t)(uint32_t)v << 1 & 0xffffffffull) ^ (uint64_t)(uint32_t)(v >> 31));
-}
-
-static void tc_bin(struct tc *w, int id, const char *s)
-{
-	size_t n = strlen(s);
-	tc_field(w, id, TC_BIN);
-	tc_varint(w, n);
-	if (buf_put(w->b, s, n))
-		w->err = -ENOMEM;
-}
-
-static void tc_list(struct tc *w, int id, int elem, size_t n)
-{
-	tc_field(w, id, TC_LIST);
-	if (n < 15) {
-		tc_byte(w, (uint8_t)(n << 4 | elem));
-	} else {
-		tc_byte(w, (uint8_t)(0xf0 | elem));
-		tc_varint(w, n);
-	}
-}
-
-/* a struct as a field (id > 0) or as a list element (id 0) */
-static void tc_begin(struct tc *w, int id)
-{
-	if (id)
-		tc_field(w, id, TC_STRUCT);
-	w->last[++w->depth] = 0;
-}
-
-static void tc_end(struct tc *w)
-{
-	tc_byte(w, 0);
-	w->depth--;
-}
-
-/* Parquet enums */
-enum { PQ_BOOLEAN = 0, PQ_INT32 = 1, PQ_INT64 = 2, PQ_BYTE_ARRAY = 6 };
-enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_RLE_DICTIONARY = 8 };
-enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };
-enum { OPTIONAL = 1 };
-enum { CONV_UTF8 = 0, CONV_UINT_64 = 14, CONV_INT_8 = 15 };
-
-static int phys_type(int type)
-{
-	switch (type) {
-	case T_BOOL: return PQ_BOOLEAN;
-	case T_I32: case T_I8: return PQ_INT32;
-	case T_STR: return PQ_BYTE_ARRAY;
-	default: return PQ_INT64;
-	}
-}
-
-/* definition levels of n present values: max level 1 -> one RLE run of 1s, length-prefixed */
-static int def_levels(struct buf *b, size_t n)
-{
-	uint8_t tmp[16];
-	size_t k = 0;
-	uint64_t h = (uint64_t)n << 1;
-	while (h >= 0x80) {
-		tmp[4 + k++] = (uint8_t)(h | 0x80);
-		h >>= 7;
-	}
-	tmp[4 + k++] = (uint8_t)h;
-	tmp[4 + k++] = 1;
-	tmp[0] = (uint8_t)k;
-	tmp[1] = tmp[2] = tmp[3] = 0;
-	return buf_put(b, tmp, 4 + k);
-}
-
-static int put_varint(struct buf *b, uint64_t v)
-{
-	uint8_t tmp[10];
-	int k = 0;
-	while (v >= 0x80) {
-		tmp[k++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	tmp[k++] = (uint8_t)v;
-	return buf_put(b, tmp, (size_t)k);
-}
-
-/* bit-pack 8 values of `bw` bits, LSB first */
-static void pack8(uint8_t *out, const uint32_t *v, int bw)
-{
-	uint64_t acc = 0;
-	int bits = 0;
-	size_t o = 0;
-	for (int i = 0; i < 8; i++) {
-		acc |= (uint64_t)v[i] << bits;
-		bits += bw;
-		while (bits >= 8) {
-			out[o++] = (uint8_t)acc;
-			acc >>= 8;
-			bits -= 8;
-		}
-	}
-}
-
-/* Dictionary indices as the RLE / bit-packed hybrid: runs of 8+ equal values at a group boundary
- * become RLE runs, the rest bit-packed groups of 8 (the last one padded; num_values says where
- * the page ends). */
-static int rle_indices(struct buf *b, const uint32_t *v, size_t n, int bw)
-{
-	size_t i = 0;
-	size_t vbytes = (size_t)(bw + 7) / 8;
-	while (i < n) {
-		size_t run = 1;
-		while (i + run < n && v[i + run] == v[i])
-			run++;
-		if (run >= 8) {
-			uint8_t val[4] = {(uint8_t)v[i], (uint8_t)(v[i] >> 8), (uint8_t)(v[i] >> 16),
-					  (uint8_t)(v[i] >> 24)};
-			if (put_varint(b, (uint64_t)run << 1) || buf_put(b, val, vbytes))
-				return -ENOMEM;
-			i += run;
-			continue;
-		}
-		/* literal groups until a run of 8 starts at a group boundary */
-		size_t start = i, groups = 0;
-		do {
-			groups++;
-			i += 8;
-			if (i >= n)
-				break;
-			run = 1;
-			while (run < 8 && i + run < n && v[i + run] == v[i])
-				run++;
-		} while (run < 8);
-		if (put_varint(b, (uint64_t)groups << 1 | 1) || buf_reserve(b, groups * (size_t)bw))
-			return -ENOMEM;
-		for (size_t g = 0; g < groups; g++) {
-			uint32_t tmp[8] = {0};
-			size_t at = start + 8 * g;
-			for (size_t k = 0; k < 8 && at + k < n; k++)
-				tmp[k] = v[at + k];
-			pack8(b->p + b->len, tmp, bw);
-			b->len += (size_t)bw;
-		}
-		if (i > n)
-			i = n;
-	}
-	return 0;
-}
-
-static void page_header(struct tc *w, int type, size_t size, size_t nvalues, int encoding)
-{
-	tc_begin(w, 0);
-	tc_i32(w, 1, type);
-	tc_i32(w, 2, (int32_t)size);
-	tc_i32(w, 3, (int32_t)size);
-	if (type == PAGE_DATA) {
-		tc_begin(w, 5);
-		tc_i32(w, 1, (int32_t)nvalues);
-		tc_i32(w, 2, encoding);
-		tc_i32(w, 3, ENC_RLE);
-		tc_i32(w, 4, ENC_RLE);
-		tc_end(w);
-	} else {
-		tc_begin(w, 7);
-		tc_i32(w, 1, (int32_t)nvalues);
-		tc_i32(w, 2, ENC_PLAIN);
-		tc_end(w);
-	}
-	tc_end(w);
-}
-
-/* one column chunk: [dictionary page] data page */
+/* one column chunk: its pages, and where they are in the file */
 static int write_chunk(struct table *tb, struct col *c, size_t n, struct chunk_meta *m)
 {
-	struct buf head = {0}, body = {0};
-	struct tc w = {.b = &head};
-	int rc = 0;
+	uint64_t start = tb->pos + tb->out.len;
+	const void *direct;
+	size_t direct_len, dict_bytes;
+	int rc = pq_chunk(&tb->out, c->type, c->vals, n, &c->dict.strs, c->dict.n, &dict_bytes, &direct, &direct_len);
 
+	if (rc)
+		return rc;
 	m->nvalues = n;
 	m->has_dict = c->type == T_STR;
-	m->dict_off = 0;
-	uint64_t start = tb->pos + tb->out.len;
-	if (m->has_dict) {
-		m->dict_off = start;
-		page_header(&w, PAGE_DICTIONARY, c->dict.strs.len, c->dict.n, 0);
-		if (w.err || buf_put(&tb->out, head.p, head.len) || buf_put(&tb->out, c->dict.strs.p, c->dict.strs.len)) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		head.len = 0;
-	}
-	m->data_off = tb->pos + tb->out.len;
-	if (def_levels(&body, n)) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	const void *direct = NULL;
-	size_t direct_len = 0;
-	int enc = ENC_PLAIN;
-	switch (c->type) {
-	case T_BOOL: {
-		const uint8_t *v = c->vals;
-		if (buf_reserve(&body, (n + 7) / 8)) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		memset(body.p + body.len, 0, (n + 7) / 8);
-		for (size_t i = 0; i < n; i++)
-			body.p[body.len + i / 8] |= (uint8_t)(v[i] << (i % 8));
-		body.len += (n + 7) / 8;
-		break;
-	}
-	case T_STR: {
-		int bw = 1;
-		while (bw < 32 && (c->dict.n - 1) >> bw)
-			bw++;
-		enc = ENC_RLE_DICTIONARY;
-		uint8_t b = (uint8_t)bw;
-		if (buf_put(&body, &b, 1) || rle_indices(&body, c->vals, n, bw)) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		break;
-	}
-	default: /* PLAIN little-endian values, written from the column buffer itself */
-		direct = c->vals;
-		direct_len = n * type_size(c->type);
-		break;
-	}
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "PLAIN values are written as they are in memory: little-endian hosts only"
-#endif
-	page_header(&w, PAGE_DATA, body.len + direct_len, n, enc);
-	if (w.err || buf_put(&tb->out, head.p, head.len) || buf_put(&tb->out, body.p, body.len)) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	m->dict_off = start;
+	m->data_off = start + dict_bytes;
 	if (direct_len)
 		rc = out_direct(tb, direct, direct_len);
 	else if (tb->out.len > OUT_FLUSH)
 		rc = out_flush(tb);
 	m->size = tb->pos + tb->out.len - start;
-out:
-	free(head.p);
-	free(body.p);
 	return rc;
 }
 
@@ -1000,105 +693,14 @@ static int flush_group(struct table *tb)
 
 static int write_footer(struct table *tb)
 {
-	struct buf meta = {0};
-	struct tc w = {.b = &meta};
-	uint64_t total = 0;
-	int rc;
+	const char *names[sizeof(tb->cols) / sizeof(tb->cols[0])];
+	uint8_t types[sizeof(tb->cols) / sizeof(tb->cols[0])];
 
-	for (size_t g = 0; g < tb->nrg; g++)
-		total += tb->rg_nrows[g];
-	tc_begin(&w, 0);
-	tc_i32(&w, 1, 2); /* version */
-	tc_list(&w, 2, TC_STRUCT, (size_t)tb->ncols + 1);
-	tc_begin(&w, 0);
-	tc_bin(&w, 4, "schema");
-	tc_i32(&w, 5, tb->ncols);
-	tc_end(&w);
 	for (int c = 0; c < tb->ncols; c++) {
-		const struct col *col = &tb->cols[c];
-		const char *name = "";
-		for (size_t i = 0; i < sizeof(coldefs) / sizeof(coldefs[0]); i++)
-			if (coldefs[i].id == col->id || (col->id == C_COND_OTHER && coldefs[i].id == C_COND))
-				name = coldefs[i].name;
-		tc_begin(&w, 0);
-		tc_i32(&w, 1, phys_type(col->type));
-		tc_i32(&w, 3, OPTIONAL);
-		tc_bin(&w, 4, name);
-		if (col->type == T_STR || col->type == T_I8 || col->type == T_U64) {
-			int conv = col->type == T_STR ? CONV_UTF8 : col->type == T_I8 ? CONV_INT_8 : CONV_UINT_64;
-			tc_i32(&w, 6, conv);
-			tc_begin(&w, 10); /* LogicalType union */
-			if (col->type == T_STR) {
-				tc_begin(&w, 1); /* STRING */
-				tc_end(&w);
-			} else {
-				tc_begin(&w, 10); /* INTEGER */
-				tc_field(&w, 1, TC_BYTE);
-				tc_byte(&w, col->type == T_I8 ? 8 : 64);
-				tc_field(&w, 2, col->type == T_I8 ? TC_TRUE : TC_FALSE);
-				tc_end(&w);
-			}
-			tc_end(&w);
-		}
-		tc_end(&w);
+		names[c] = col_name(tb->cols[c].id);
+		types[c] = tb->cols[c].type;
 	}
-	tc_i64(&w, 3, (int64_t)total);
-	tc_list(&w, 4, TC_STRUCT, tb->nrg);
-	for (size_t g = 0; g < tb->nrg; g++) {
-		uint64_t bytes = 0;
-		tc_begin(&w, 0);
-		tc_list(&w, 1, TC_STRUCT, (size_t)tb->ncols);
-		for (int c = 0; c < tb->ncols; c++) {
-			const struct col *col = &tb->cols[c];
-			const struct chunk_meta *m = &tb->meta[g * (size_t)tb->ncols + c];
-			const char *name = "";
-			for (size_t i = 0; i < sizeof(coldefs) / sizeof(coldefs[0]); i++)
-				if (coldefs[i].id == col->id || (col->id == C_COND_OTHER && coldefs[i].id == C_COND))
-					name = coldefs[i].name;
-			bytes += m->size;
-			tc_begin(&w, 0);
-			tc_i64(&w, 2, (int64_t)(m->has_dict ? m->dict_off : m->data_off));
-			tc_begin(&w, 3);
-			tc_i32(&w, 1, phys_type(col->type));
-			if (m->has_dict) {
-				tc_list(&w, 2, TC_I32, 3);
-				tc_varint(&w, ENC_PLAIN << 1);
-				tc_varint(&w, ENC_RLE << 1);
-				tc_varint(&w, ENC_RLE_DICTIONARY << 1);
-			} else {
-				tc_list(&w, 2, TC_I32, 2);
-				tc_varint(&w, ENC_PLAIN << 1);
-				tc_varint(&w, ENC_RLE << 1);
-			}
-			tc_list(&w, 3, TC_BIN, 1);
-			tc_varint(&w, strlen(name));
-			if (buf_put(&meta, name, strlen(name)))
-				w.err = -ENOMEM;
-			tc_i32(&w, 4, 0); /* UNCOMPRESSED */
-			tc_i64(&w, 5, (int64_t)m->nvalues);
-			tc_i64(&w, 6, (int64_t)m->size);
-			tc_i64(&w, 7, (int64_t)m->size);
-			tc_i64(&w, 9, (int64_t)m->data_off);
-			if (m->has_dict)
-				tc_i64(&w, 11, (int64_t)m->dict_off);
-			tc_end(&w);
-			tc_end(&w);
-		}
-		tc_i64(&w, 2, (int64_t)bytes);
-		tc_i64(&w, 3, (int64_t)tb->rg_nrows[g]);
-		tc_end(&w);
-	}
-	tc_bin(&w, 6, "hpmkit spe (libhpmspe)");
-	tc_end(&w);
-	if (w.err) {
-		free(meta.p);
-		return w.err;
-	}
-	uint8_t tail[8] = {(uint8_t)meta.len, (uint8_t)(meta.len >> 8), (uint8_t)(meta.len >> 16),
-			   (uint8_t)(meta.len >> 24), 'P', 'A', 'R', '1'};
-	rc = buf_put(&tb->out, meta.p, meta.len) || buf_put(&tb->out, tail, 8) ? -ENOMEM : 0;
-	free(meta.p);
-	return rc;
+	return pq_footer(&tb->out, names, types, tb->ncols, tb->meta, tb->rg_nrows, tb->nrg);
 }
 
 /* ---- Parquet: column values ----------------------------------------------------------------- */

@@ -84,7 +84,7 @@ def test_hpmkit_dump_command_equals_perf(perf, tmp_path):
 def test_records_equal_perf_script(perf, tmp_path, seed):
     bufs = []
     for cpu in range(2):
-        g = synth.RecordGen(seed * 7 + cpu, pbt=False)
+        g = synth.RecordGen(seed * 7 + cpu)  # with previous-branch-target packets: perf keeps them too
         bufs += [(cpu, -1, g.stream(40)), (cpu, -1, g.stream(25))]
     path = tmp_path / "rec.data"
     tc = perfmeta.TimeConv(time_shift=10, time_mult=40 << 10, time_zero=10**9 * (seed + 1))  # 25 MHz timer

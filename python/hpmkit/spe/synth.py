@@ -65,7 +65,7 @@ class RecordGen:
         self.kern_pcs = [0xFFFF800008010000 + 4 * r.randrange(1 << 16) for _ in range(pcs // 4 or 1)]
         self.lines = [0xFFFFE0000000 + 64 * r.randrange(1 << 20) for _ in range(lines)]
         self.kernel = kernel
-        self.pbt = pbt  # perf 6.1 drops records with a previous-branch-target packet
+        self.pbt = pbt  # perf 6.1 keeps such records but prints an error line per packet
         self.ts = 1_000_000
         self.align = 64
 
