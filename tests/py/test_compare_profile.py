@@ -93,7 +93,8 @@ def test_adapter_group_reads_match_the_table():
     t = from_profile(p)
     assert t.isa == "riscv64" and set(t.workload) == {"pipe"} and t.has["pipe"] == {"cycles", "instructions"}
     assert "1 sample(s) carry no value:cycles read (counted as 0)" in t.notes
-    assert "3 sample(s) lost while recording" in t.notes
+    # the warning names the workload (a suite run has dozens of recordings)
+    assert any(n.startswith("pipe: 3 sample(s) lost while recording") for n in t.notes), t.notes
     got = contexts(t).by_workload["pipe"]
     want = contexts(a).by_workload["pipe"]
     assert got.keys() == want.keys()

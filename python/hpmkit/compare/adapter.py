@@ -113,5 +113,5 @@ def from_profile(profile, *, label: str | None = None, workload: str | None = No
         for k, v in sorted(skipped.items()):
             t.notes.append(f"{wl}: ingest skipped {v} {k}")
     if meta.get("lost"):
-        t.notes.append(f"{meta['lost']} sample(s) lost while recording")
+        t.notes.append(f"{wl}: {meta['lost']} sample(s) lost while recording ({label})")
     return t
