@@ -12,6 +12,7 @@ static const struct {
 	{ "list", cmd_list, "list events, PMU tables and metric groups" },
 	{ "stat", cmd_stat, "count events of a command, a process or CPUs" },
 	{ "record", cmd_record, "sample events with call stacks into a perf.data file" },
+	{ "top", cmd_top, "the hottest functions, kernel and user, live (like perf top)" },
 	{ "bench", cmd_bench, "cycle-exact microbenchmarks (copies, syscalls, latency)" },
 };
 

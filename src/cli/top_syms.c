@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbols for hpm top, without the perf tool: kernel functions from
+ * /proc/kallsyms, user functions from the ELF symbol tables of the mapped
+ * files (.symtab, else .dynsym; a detached debug file found by build-id under
+ * /usr/lib/debug/.build-id, as Debian's -dbg packages install them, wins).
+ * Process mappings come from /proc/PID/maps when a process is first seen and
+ * from the kernel's MMAP2 records after that (exec'd and short-lived tasks).
+ *
+ * A sampled address inside a mapping becomes a file offset (ip - start +
+ * pgoff) and then an ELF virtual address through the PT_LOAD segment that
+ * holds that offset; the symbol is the function whose [value, value + size)
+ * contains it (size 0: up to the next function).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "top.h"
+
+struct sym {
+	uint64_t start, end;
+	const char *name;
+	int bind; /* STB_LOCAL, STB_GLOBAL, STB_WEAK */
+};
+
+struct symtab {
+	struct sym *v;
+	size_t n;
+	char *names; /* one allocation for all names */
+};
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct dso {
+	char *path;
+	const char *base;
+	struct symtab tab;
+	struct seg seg[16];
+	int nseg;
+	bool loaded;
+	struct dso *next;
+};
+
+struct map {
+	uint64_t start, end, pgoff;
+	struct dso *dso;
+};
+
+struct proc {
+	pid_t pid;
+	char comm[32];
+	struct map *maps;
+	int nmaps, cap;
+	bool have_maps; /* /proc/PID/maps read, or built from MMAP2 since exec */
+	struct proc *next;
+};
+
+#define PROC_HASH 1024
+
+struct top_syms {
+	struct symtab kernel;     /* [kernel] and modules, sorted */
+	char **kmod;              /* module of each kernel symbol, NULL for the kernel */
+	struct dso *dsos;
+	struct proc *procs[PROC_HASH];
+};
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int underscores(const char *s)
+{
+	int n = 0;
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Of two names for one address, the one perf shows: a sized symbol over an
+ * unsized one, strong over weak, global over local, fewer leading
+ * underscores, then the longer name (then the first, for a stable answer). */
+static bool better(const struct sym *a, const struct sym *b)
+{
+	bool sa = a->end > a->start, sb = b->end > b->start;
+	if (sa != sb)
+		return sa;
+	if ((a->bind == STB_WEAK) != (b->bind == STB_WEAK))
+		return b->bind == STB_WEAK;
+	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
+		return a->bind == STB_GLOBAL;
+	int ua = underscores(a->name), ub = underscores(b->name);
+	if (ua != ub)
+		return ua < ub;
+	size_t la = strlen(a->name), lb = strlen(b->name);
+	if (la != lb)
+		return la > lb;
+	return strcmp(a->name, b->name) < 0;
+}
+
+/* sort, keep one name per address, close open ends at the next start */
+static void finish(struct symtab *t)
+{
+	qsort(t->v, t->n, sizeof(*t->v), cmp_sym);
+	size_t k = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (k && t->v[k - 1].start == t->v[i].start) {
+			struct sym *keep = &t->v[k - 1];
+			uint64_t end = keep->end > t->v[i].end ? keep->end : t->v[i].end;
+			if (better(&t->v[i], keep))
+				*keep = t->v[i];
+			keep->end = end;
+			continue;
+		}
+		t->v[k++] = t->v[i];
+	}
+	t->n = k;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].end <= t->v[i].start)
+			t->v[i].end = i + 1 < t->n ? t->v[i + 1].start : t->v[i].start + 1;
+}
+
+static const struct sym *find(const struct symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct sym *s = &t->v[lo - 1];
+	return addr < s->end ? s : NULL;
+}
+
+struct top_syms *top_syms_new(void)
+{
+	return calloc(1, sizeof(struct top_syms));
+}
+
+void top_syms_free(struct top_syms *s)
+{
+	if (!s)
+		return;
+	free(s->kernel.v);
+	free(s->kernel.names);
+	free(s->kmod);
+	for (struct dso *d = s->dsos, *n; d; d = n) {
+		n = d->next;
+		free(d->path);
+		free(d->tab.v);
+		free(d->tab.names);
+		free(d);
+	}
+	for (int h = 0; h < PROC_HASH; h++)
+		for (struct proc *p = s->procs[h], *n; p; p = n) {
+			n = p->next;
+			free(p->maps);
+			free(p);
+		}
+	free(s);
+}
+
+struct kent {
+	uint64_t addr;
+	size_t name, mod; /* offsets into the names buffer; mod 0: the kernel itself */
+	int bind;
+};
+
+static int cmp_kent(const void *a, const void *b)
+{
+	const struct kent *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int top_syms_kernel(struct top_syms *s)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return 0;
+	size_t cap = 65536, n = 0, ncap = 1 << 22, nlen = 1; /* offset 0 means "none" */
+	struct kent *e = malloc(sizeof(*e) * cap);
+	char *names = malloc(ncap), line[512];
+	bool all_zero = true, ok = e && names;
+	while (ok && fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256], mod[128] = "";
+		if (sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod) < 3)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		all_zero &= addr == 0;
+		size_t need = strlen(name) + strlen(mod) + 4;
+		if (n == cap) {
+			struct kent *ne = realloc(e, sizeof(*e) * (cap *= 2));
+			if (!(ok = ne != NULL))
+				break;
+			e = ne;
+		}
+		if (nlen + need > ncap) {
+			char *nn = realloc(names, ncap *= 2);
+			if (!(ok = nn != NULL))
+				break;
+			names = nn;
+		}
+		/* T global, t local, W/w weak */
+		e[n] = (struct kent){ addr, nlen, 0,
+				      type == 'T' ? STB_GLOBAL : type == 't' ? STB_LOCAL : STB_WEAK };
+		nlen += (size_t)sprintf(names + nlen, "%s", name) + 1;
+		if (mod[0]) {
+			/* "[mod]" is the dso column of a module's functions */
+			e[n].mod = nlen;
+			nlen += (size_t)sprintf(names + nlen, "[%s]", mod) + 1;
+		}
+		n++;
+	}
+	fclose(f);
+	struct symtab *t = &s->kernel;
+	if (!ok || all_zero || !n || !(t->v = malloc(sizeof(*t->v) * n)) ||
+	    !(s->kmod = calloc(n, sizeof(char *)))) {
+		free(e);
+		free(names);
+		free(t->v);
+		t->v = NULL;
+		return 0;
+	}
+	qsort(e, n, sizeof(*e), cmp_kent);
+	t->names = names;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct sym cand = { e[i].addr, e[i].addr, names + e[i].name, e[i].bind };
+		if (k && t->v[k - 1].start == cand.start) {
+			/* aliases at one address: the name perf would pick */
+			if (better(&cand, &t->v[k - 1])) {
+				t->v[k - 1] = cand;
+				s->kmod[k - 1] = e[i].mod ? names + e[i].mod : NULL;
+			}
+			continue;
+		}
+		t->v[k] = cand;
+		s->kmod[k++] = e[i].mod ? names + e[i].mod : NULL;
+	}
+	/* a function ends where the next begins (kallsyms has no sizes) */
+	for (size_t i = 0; i < k; i++)
+		t->v[i].end = i + 1 < k ? t->v[i + 1].start : t->v[i].start + 4096;
+	t->n = k;
+	free(e);
+	return (int)n;
+}
+
+/* ---- ELF ---- */
+
+static bool elf_ok(const unsigned char *p, size_t len)
+{
+	return len >= sizeof(Elf64_Ehdr) && !memcmp(p, ELFMAG, SELFMAG) &&
+	       p[EI_CLASS] == ELFCLASS64 && p[EI_DATA] == ELFDATA2LSB;
+}
+
+/* build-id note as hex, or "" */
+static void elf_build_id(const unsigned char *p, size_t len, char *hex, size_t hexlen)
+{
+	hex[0] = 0;
+	const Elf64_Ehdr *eh = (const void *)p;
+	if (eh->e_shoff == 0 || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > len)
+		return;
+	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_NOTE || sh[i].sh_offset + sh[i].sh_size > len)
+			continue;
+		const unsigned char *n = p + sh[i].sh_offset, *end = n + sh[i].sh_size;
+		while (n + 12 <= end) {
+			uint32_t namesz = *(const uint32_t *)n, descsz = *(const uint32_t *)(n + 4),
+				 type = *(const uint32_t *)(n + 8);
+			const unsigned char *name = n + 12, *desc = name + ((namesz + 3) & ~3u);
+			if (desc + descsz > end)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(name, "GNU", 4)) {
+				for (uint32_t k = 0; k < descsz && 2 * k + 2 < hexlen; k++)
+					snprintf(hex + 2 * k, 3, "%02x", desc[k]);
+				return;
+			}
+			n = desc + ((descsz + 3) & ~3u);
+		}
+	}
+}
+
+/* Function symbols of one symbol table section into t (appending). */
+static void elf_symbols(const unsigned char *p, size_t len, int type, struct symtab *t,
+			size_t *cap, size_t *nlen, size_t *ncap)
+{
+	const Elf64_Ehdr *eh = (const void *)p;
+	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if ((int)sh[i].sh_type != type || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_offset + sh[i].sh_size > len)
+			continue;
+		const Elf64_Shdr *strs = &sh[sh[i].sh_link];
+		if (strs->sh_offset + strs->sh_size > len)
+			continue;
+		const Elf64_Sym *sym = (const void *)(p + sh[i].sh_offset);
+		size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+		const char *str = (const char *)p + strs->sh_offset;
+		for (size_t k = 0; k < n; k++) {
+			int st = ELF64_ST_TYPE(sym[k].st_info);
+			if (sym[k].st_shndx == SHN_UNDEF || !sym[k].st_value ||
+			    sym[k].st_name >= strs->sh_size)
+				continue;
+			const char *name = str + sym[k].st_name;
+			/* functions, and untyped labels in code (an assembler's _start) but
+			 * not local labels or Arm/RISC-V mapping symbols ($x, $d) */
+			bool label = st == STT_NOTYPE && sym[k].st_shndx < eh->e_shnum &&
+				     (sh[sym[k].st_shndx].sh_flags & SHF_EXECINSTR) && name[0] &&
+				     name[0] != '$' && strncmp(name, ".L", 2);
+			if (st != STT_FUNC && st != STT_GNU_IFUNC && !label)
+				continue;
+			size_t l = strnlen(name, strs->sh_size - sym[k].st_name);
+			if (*nlen + l + 1 > *ncap) {
+				char *nn = realloc(t->names, *ncap = (*ncap + l + 1) * 2);
+				if (!nn)
+					return;
+				t->names = nn;
+			}
+			if (t->n == *cap) {
+				struct sym *nv = realloc(t->v, sizeof(*nv) * (*cap = *cap ? *cap * 2 : 1024));
+				if (!nv)
+					return;
+				t->v = nv;
+			}
+			memcpy(t->names + *nlen, name, l);
+			t->names[*nlen + l] = 0;
+			/* name offsets until the names buffer stops moving */
+			t->v[t->n++] = (struct sym){ sym[k].st_value, sym[k].st_value + sym[k].st_size,
+						     (const char *)(uintptr_t)*nlen,
+						     ELF64_ST_BIND(sym[k].st_info) };
+			*nlen += l + 1;
+		}
+	}
+}
+
+static const Elf64_Shdr *section(const unsigned char *p, size_t len, const char *want)
+{
+	const Elf64_Ehdr *eh = (const void *)p;
+	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
+	if (eh->e_shstrndx >= eh->e_shnum || sh[eh->e_shstrndx].sh_offset +
+						      sh[eh->e_shstrndx].sh_size > len)
+		return NULL;
+	const char *names = (const char *)p + sh[eh->e_shstrndx].sh_offset;
+	for (int i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_name < sh[eh->e_shstrndx].sh_size && !strcmp(names + sh[i].sh_name, want))
+			return &sh[i];
+	return NULL;
+}
+
+/* "name@plt" for each PLT slot, as perf names them: slot i calls the
+ * function of the i-th .rela.plt relocation. The slots follow a header
+ * (16 bytes on x86-64, 32 on arm64 and RISC-V) in .plt, or start .plt.sec
+ * (x86-64 with IBT); each is 16 bytes. */
+static void elf_plt(const unsigned char *p, size_t len, struct symtab *t, size_t *cap,
+		    size_t *nlen, size_t *ncap)
+{
+	const Elf64_Ehdr *eh = (const void *)p;
+	const Elf64_Shdr *rela = section(p, len, ".rela.plt"), *plt = section(p, len, ".plt");
+	const Elf64_Shdr *sec = section(p, len, ".plt.sec");
+	uint64_t first;
+	if (!rela || !plt || rela->sh_link >= eh->e_shnum || rela->sh_offset + rela->sh_size > len)
+		return;
+	if (eh->e_machine == EM_X86_64)
+		first = sec ? sec->sh_addr : plt->sh_addr + 16;
+	else if (eh->e_machine == EM_AARCH64 || eh->e_machine == EM_RISCV)
+		first = plt->sh_addr + 32;
+	else
+		return;
+	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
+	const Elf64_Shdr *dsym = &sh[rela->sh_link];
+	if (dsym->sh_link >= eh->e_shnum || dsym->sh_offset + dsym->sh_size > len)
+		return;
+	const Elf64_Shdr *dstr = &sh[dsym->sh_link];
+	if (dstr->sh_offset + dstr->sh_size > len)
+		return;
+	const Elf64_Rela *r = (const void *)(p + rela->sh_offset);
+	const Elf64_Sym *ds = (const void *)(p + dsym->sh_offset);
+	size_t nr = rela->sh_size / sizeof(*r), nds = dsym->sh_size / sizeof(*ds);
+	for (size_t i = 0; i < nr; i++) {
+		size_t si = ELF64_R_SYM(r[i].r_info);
+		const char *name = si && si < nds && ds[si].st_name < dstr->sh_size
+					   ? (const char *)p + dstr->sh_offset + ds[si].st_name
+					   : "";
+		size_t l = strnlen(name, 200) + 4;
+		if (*nlen + l + 1 > *ncap) {
+			char *nn = realloc(t->names, *ncap = (*ncap + l + 1) * 2);
+			if (!nn)
+				return;
+			t->names = nn;
+		}
+		if (t->n == *cap) {
+			struct sym *nv = realloc(t->v, sizeof(*nv) * (*cap = *cap ? *cap * 2 : 1024));
+			if (!nv)
+				return;
+			t->v = nv;
+		}
+		snprintf(t->names + *nlen, l + 1, "%.200s@plt", name);
+		uint64_t at = first + 16 * i;
+		t->v[t->n++] = (struct sym){ at, at + 16, (const char *)(uintptr_t)*nlen, STB_GLOBAL };
+		*nlen += l + 1;
+	}
+}
+
+static void *map_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	void *p = NULL;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		*len = (size_t)st.st_size;
+		if (p == MAP_FAILED)
+			p = NULL;
+	}
+	close(fd);
+	return p;
+}
+
+static void load_dso(struct dso *d, pid_t pid)
+{
+	d->loaded = true;
+	size_t len = 0;
+	unsigned char *p = map_file(d->path, &len);
+	if (!p && pid > 0) {
+		/* a process in another mount namespace: its files through /proc */
+		char alt[4200];
+		snprintf(alt, sizeof(alt), "/proc/%d/root%s", (int)pid, d->path);
+		p = map_file(alt, &len);
+	}
+	if (!p)
+		return;
+	if (!elf_ok(p, len)) {
+		munmap(p, len);
+		return;
+	}
+	const Elf64_Ehdr *eh = (const void *)p;
+	if (eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) <= len) {
+		const Elf64_Phdr *ph = (const void *)(p + eh->e_phoff);
+		for (int i = 0; i < eh->e_phnum && d->nseg < 16; i++)
+			if (ph[i].p_type == PT_LOAD)
+				d->seg[d->nseg++] = (struct seg){ ph[i].p_offset, ph[i].p_vaddr,
+								  ph[i].p_filesz };
+	}
+	bool sections = eh->e_shoff && eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= len;
+	size_t cap = 0, nlen = 0, ncap = 0;
+	if (sections) {
+		/* a detached debug file carries the full .symtab of a stripped library */
+		char id[128], dbg[300];
+		elf_build_id(p, len, id, sizeof(id));
+		size_t dlen = 0;
+		unsigned char *q = NULL;
+		if (strlen(id) > 2) {
+			snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+			q = map_file(dbg, &dlen);
+		}
+		if (q && elf_ok(q, dlen)) {
+			const Elf64_Ehdr *qe = (const void *)q;
+			if (qe->e_shoff && qe->e_shoff + (uint64_t)qe->e_shnum * sizeof(Elf64_Shdr) <= dlen)
+				elf_symbols(q, dlen, SHT_SYMTAB, &d->tab, &cap, &nlen, &ncap);
+		}
+		if (q)
+			munmap(q, dlen);
+		if (!d->tab.n)
+			elf_symbols(p, len, SHT_SYMTAB, &d->tab, &cap, &nlen, &ncap);
+		if (!d->tab.n)
+			elf_symbols(p, len, SHT_DYNSYM, &d->tab, &cap, &nlen, &ncap);
+		elf_plt(p, len, &d->tab, &cap, &nlen, &ncap);
+	}
+	munmap(p, len);
+	for (size_t i = 0; i < d->tab.n; i++)
+		d->tab.v[i].name = d->tab.names + (uintptr_t)d->tab.v[i].name;
+	finish(&d->tab);
+}
+
+static struct dso *get_dso(struct top_syms *s, const char *path)
+{
+	for (struct dso *d = s->dsos; d; d = d->next)
+		if (!strcmp(d->path, path))
+			return d;
+	struct dso *d = calloc(1, sizeof(*d));
+	if (!d || !(d->path = strdup(path))) {
+		free(d);
+		return NULL;
+	}
+	const char *slash = strrchr(d->path, '/');
+	d->base = slash ? slash + 1 : d->path;
+	d->next = s->dsos;
+	s->dsos = d;
+	return d;
+}
+
+/* ---- processes ---- */
+
+static struct proc *get_proc(struct top_syms *s, pid_t pid, bool create)
+{
+	struct proc **head = &s->procs[(unsigned)pid % PROC_HASH];
+	for (struct proc *p = *head; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	if (!create)
+		return NULL;
+	struct proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = *head;
+	*head = p;
+	return p;
+}
+
+static void add_map(struct top_syms *s, struct proc *p, uint64_t start, uint64_t end,
+		    uint64_t pgoff, const char *file)
+{
+	/* a new mapping replaces what it overlaps */
+	int k = 0;
+	for (int i = 0; i < p->nmaps; i++)
+		if (p->maps[i].end <= start || p->maps[i].start >= end)
+			p->maps[k++] = p->maps[i];
+	p->nmaps = k;
+	if (p->nmaps == p->cap) {
+		struct map *nv = realloc(p->maps, sizeof(*nv) * (size_t)(p->cap = p->cap ? p->cap * 2 : 32));
+		if (!nv)
+			return;
+		p->maps = nv;
+	}
+	p->maps[p->nmaps++] = (struct map){ start, end, pgoff, get_dso(s, file) };
+}
+
+static void read_proc_maps(struct top_syms *s, struct proc *p)
+{
+	char path[64], line[4608];
+	p->have_maps = true;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned maj, min;
+		char perms[8];
+		int off = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
+			   &min, &ino, &off) < 7 || perms[2] != 'x')
+			continue;
+		char *name = line + off;
+		name[strcspn(name, "\n")] = 0;
+		if (*name)
+			add_map(s, p, start, end, pgoff, name);
+	}
+	fclose(f);
+}
+
+void top_syms_mmap(struct top_syms *s, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		   const char *filename)
+{
+	struct proc *p = get_proc(s, pid, true);
+	if (!p)
+		return;
+	if (!p->have_maps)
+		read_proc_maps(s, p);
+	add_map(s, p, start, start + len, pgoff, filename);
+}
+
+void top_syms_comm(struct top_syms *s, pid_t pid, const char *comm, bool exec)
+{
+	struct proc *p = get_proc(s, pid, true);
+	if (!p)
+		return;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	if (exec) {
+		/* the old image is gone; its MMAP2 records follow */
+		p->nmaps = 0;
+		p->have_maps = true;
+	}
+}
+
+void top_syms_fork(struct top_syms *s, pid_t pid, pid_t ppid)
+{
+	struct proc *parent = get_proc(s, ppid, false), *p;
+	if (!parent || pid == ppid || !(p = get_proc(s, pid, true)))
+		return;
+	snprintf(p->comm, sizeof(p->comm), "%s", parent->comm);
+	p->nmaps = 0;
+	for (int i = 0; i < parent->nmaps; i++)
+		add_map(s, p, parent->maps[i].start, parent->maps[i].end, parent->maps[i].pgoff,
+			parent->maps[i].dso ? parent->maps[i].dso->path : "[unknown]");
+	p->have_maps = parent->have_maps;
+}
+
+const char *top_syms_comm_of(struct top_syms *s, pid_t pid)
+{
+	struct proc *p = get_proc(s, pid, true);
+	if (!p)
+		return "?";
+	if (!p->comm[0]) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (fgets(p->comm, sizeof(p->comm), f))
+				p->comm[strcspn(p->comm, "\n")] = 0;
+			fclose(f);
+		}
+		if (!p->comm[0])
+			snprintf(p->comm, sizeof(p->comm), pid ? ":%d" : "swapper", (int)pid);
+	}
+	return p->comm;
+}
+
+const char *top_syms_lookup(struct top_syms *s, pid_t pid, uint64_t ip, bool kernel,
+			    const char **dso, uint64_t *off)
+{
+	*off = ip;
+	if (kernel) {
+		*dso = "[kernel]";
+		const struct sym *k = find(&s->kernel, ip);
+		if (!k)
+			return NULL;
+		if (s->kmod && s->kmod[k - s->kernel.v])
+			*dso = s->kmod[k - s->kernel.v];
+		return k->name;
+	}
+	*dso = "[unknown]";
+	struct proc *p = get_proc(s, pid, true);
+	if (!p)
+		return NULL;
+	if (!p->have_maps)
+		read_proc_maps(s, p);
+	for (int i = 0; i < p->nmaps; i++) {
+		struct map *m = &p->maps[i];
+		if (ip < m->start || ip >= m->end || !m->dso)
+			continue;
+		struct dso *d = m->dso;
+		*dso = d->base;
+		uint64_t foff = ip - m->start + m->pgoff;
+		*off = foff;
+		if (d->path[0] == '[' || !strncmp(d->path, "//anon", 6))
+			return NULL;
+		if (!d->loaded)
+			load_dso(d, pid);
+		uint64_t vaddr = foff;
+		for (int k = 0; k < d->nseg; k++)
+			if (foff >= d->seg[k].off && foff < d->seg[k].off + d->seg[k].filesz) {
+				vaddr = foff - d->seg[k].off + d->seg[k].vaddr;
+				break;
+			}
+		const struct sym *sy = find(&d->tab, vaddr);
+		return sy ? sy->name : NULL;
+	}
+	return NULL;
+}
