@@ -10,11 +10,15 @@
  * sample is attributed to are those delivered before it, so the attribution depends on this
  * order, which this function reproduces: it gives every record its delivery number.
  *
- * Memory: the queue holds one round at a time (a heap of 24-byte entries).
+ * Memory: the queue holds one round at a time (24-byte entries). Most records arrive in time
+ * order (one CPU's buffer at a time), so the queue is a run sorted by arrival that takes them
+ * in O(1), plus a heap for the ones that arrive out of order; the next record delivered is
+ * the smaller of the run's head and the heap's top.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define API __attribute__((visibility("default")))
 
@@ -73,6 +77,55 @@ static struct ent pop(struct heap *h)
 
 #define OTHER (1ull << 63)
 
+/* the queue: a FIFO run in (time, seq) order plus a heap for the rest */
+struct queue { struct ent *run; size_t head, tail, cap; struct heap h; };
+
+static size_t q_len(const struct queue *q) { return q->tail - q->head + q->h.n; }
+
+static int q_push(struct queue *q, struct ent x)
+{
+	if (q->tail > q->head && before(&x, &q->run[q->tail - 1]))
+		return push(&q->h, x);
+	if (q->tail == q->cap) {
+		if (q->head) {          /* reuse the delivered front */
+			memmove(q->run, q->run + q->head, (q->tail - q->head) * sizeof(*q->run));
+			q->tail -= q->head;
+			q->head = 0;
+		}
+		if (q->tail == q->cap) {
+			size_t cap = q->cap ? q->cap * 2 : 4096;
+			struct ent *r = realloc(q->run, cap * sizeof(*r));
+			if (!r)
+				return -ENOMEM;
+			q->run = r;
+			q->cap = cap;
+		}
+	}
+	q->run[q->tail++] = x;
+	return 0;
+}
+
+/* the smallest entry (the queue is not empty) */
+static const struct ent *q_top(const struct queue *q)
+{
+	if (q->tail == q->head)
+		return &q->h.e[0];
+	if (!q->h.n || before(&q->run[q->head], &q->h.e[0]))
+		return &q->run[q->head];
+	return &q->h.e[0];
+}
+
+static struct ent q_pop(struct queue *q)
+{
+	if (q->tail > q->head && (!q->h.n || before(&q->run[q->head], &q->h.e[0]))) {
+		struct ent x = q->run[q->head++];
+		if (q->head == q->tail)
+			q->head = q->tail = 0;
+		return x;
+	}
+	return pop(&q->h);
+}
+
 static void deliver(struct ent x, uint64_t *s_dseq, uint64_t *o_dseq, uint64_t *d)
 {
 	if (x.ref & OTHER)
@@ -81,33 +134,34 @@ static void deliver(struct ent x, uint64_t *s_dseq, uint64_t *o_dseq, uint64_t *
 		s_dseq[x.ref] = (*d)++;
 }
 
-/* Samples (s_*) and other records (o_*), each in stream order (seq ascending), with their
- * time stamps (UINT64_MAX: none) and, for the others, their types. Fills the delivery
- * numbers s_dseq and o_dseq. Returns 0 or -ENOMEM. */
-API int pdorder(const uint64_t *s_seq, const uint64_t *s_time, uint64_t ns,
-		const uint64_t *o_seq, const uint64_t *o_time, const uint32_t *o_type, uint64_t no,
+/* Samples (s_*) and other records (o_*), each in stream order, with their time stamps
+ * (UINT64_MAX: none); for the others, their types and how many samples came before each
+ * (o_before). Fills the delivery numbers s_dseq and o_dseq. Returns 0 or -ENOMEM. */
+API int pdorder(const uint64_t *s_time, uint64_t ns,
+		const uint64_t *o_before, const uint64_t *o_time, const uint32_t *o_type, uint64_t no,
 		uint64_t *s_dseq, uint64_t *o_dseq)
 {
-	struct heap q = {0};
+	struct queue q = {0};
 	uint64_t d = 0, next_flush = 0, max_time = 0, i = 0, j = 0;
 	while (i < ns || j < no) {
 		struct ent x;
 		uint32_t type = 9;
-		if (j >= no || (i < ns && s_seq[i] < o_seq[j])) {
-			x = (struct ent){s_time[i], s_seq[i], i};
+		/* seq: the place in the stream, i + j, for the ties */
+		if (j >= no || (i < ns && i < o_before[j])) {
+			x = (struct ent){s_time[i], i + j, i};
 			i++;
 		} else {
 			type = o_type[j];
-			x = (struct ent){o_time[j], o_seq[j], j | OTHER};
+			x = (struct ent){o_time[j], i + j, j | OTHER};
 			j++;
 		}
 		if (type == REC_FINISHED_ROUND) {
 			o_dseq[x.ref & ~OTHER] = d++;
 			/* perf skips a round whose queue is empty (its limit stays), and the first
 			 * round has no limit yet */
-			if (q.n) {
-				while (next_flush && q.n && q.e[0].time <= next_flush)
-					deliver(pop(&q), s_dseq, o_dseq, &d);
+			if (q_len(&q)) {
+				while (next_flush && q_len(&q) && q_top(&q)->time <= next_flush)
+					deliver(q_pop(&q), s_dseq, o_dseq, &d);
 				next_flush = max_time;
 			}
 			continue;
@@ -117,15 +171,17 @@ API int pdorder(const uint64_t *s_seq, const uint64_t *s_time, uint64_t ns,
 			continue;
 		}
 		/* the largest time stamp of what is queued (reset when the queue was empty) */
-		if (!q.n || x.time >= max_time)
+		if (!q_len(&q) || x.time >= max_time)
 			max_time = x.time;
-		if (push(&q, x)) {
-			free(q.e);
+		if (q_push(&q, x)) {
+			free(q.run);
+			free(q.h.e);
 			return -ENOMEM;
 		}
 	}
-	while (q.n)
-		deliver(pop(&q), s_dseq, o_dseq, &d);
-	free(q.e);
+	while (q_len(&q))
+		deliver(q_pop(&q), s_dseq, o_dseq, &d);
+	free(q.run);
+	free(q.h.e);
 	return 0;
 }

@@ -9,8 +9,9 @@
  * trailer's id names) and, for the types Python asks for, a copy of its bytes, so Python can
  * decode the rare ones (MMAP2, COMM, FORK...) after the buffer is gone. Records that Python
  * must handle in the stream (attrs in pipe mode, AUXTRACE and tracing data with the payloads
- * that follow them, compressed records) stop the scan. Every record gets a sequence number in
- * stream order; pdscan__order (perfdata_order.c) turns those into perf's delivery order.
+ * that follow them, compressed records) stop the scan. Every other record notes how many
+ * samples came before it (its place in the stream); pdorder (perfdata_order.c) turns stream
+ * order into perf's delivery order.
  * Nothing is interpreted beyond what the sample_type/read_format bits say, so the caller keeps
  * the policy (deltas, symbols, names).
  *
@@ -76,16 +77,16 @@ static int vec__grow(struct vec *v, size_t want)
 
 enum col {
 	C_OFF, C_ATTR, C_IP, C_PID, C_TID, C_TIME, C_CPU, C_PERIOD, C_ADDR, C_MODE, C_STACK,
-	C_SEQ, C_DSEQ, C_NBRANCH,
+	C_DSEQ, C_NBRANCH,
 	C_READ_SAMPLE, C_READ_MEMBER, C_READ_ID, C_READ_VALUE,
 	C_STACK_PID, C_STACK_START, C_STACK_LEN, C_CHAIN,
-	C_OTHER_OFF, C_OTHER_TYPE, C_OTHER_SEQ, C_OTHER_TIME, C_OTHER_ATTR, C_OTHER_START,
+	C_OTHER_OFF, C_OTHER_TYPE, C_OTHER_BEFORE, C_OTHER_TIME, C_OTHER_ATTR, C_OTHER_START,
 	C_OTHER_LEN, C_OTHER_DSEQ, C_BLOB,
 	C_NCOLS
 };
 static const size_t col_elem[C_NCOLS] = {
 	8, 4, 8, 4, 4, 8, 4, 8, 8, 1, 4,
-	8, 8, 4,
+	8, 4,
 	8, 4, 8, 8,
 	4, 8, 4, 8,
 	8, 4, 8, 8, 4, 8,
@@ -100,7 +101,6 @@ struct pdscan {
 	uint32_t id_cap, id_n;
 	int id_pos;             /* u64 index of the id in a sample, -1: not present */
 	int is_pos;             /* u64 index of the id from the end of a trailer, -1: none */
-	uint64_t seq;           /* records seen so far: the stream order */
 	uint64_t copy[4];       /* bitmap of record types whose bytes are kept (C_BLOB) */
 	uint64_t stop[4];       /* bitmap of record types that return to the caller */
 	struct vec col[C_NCOLS];
@@ -131,7 +131,7 @@ static int bit(const uint64_t *map, uint32_t type)
 /* Reserve room for n samples per column: growth by realloc would copy every column. */
 API int pdscan__reserve(struct pdscan *h, uint64_t n)
 {
-	for (int c = C_OFF; c <= C_DSEQ; c++)
+	for (int c = C_OFF; c <= C_STACK; c++)
 		if (vec__grow(&h->col[c], n))
 			return -ENOMEM;
 	return 0;
@@ -269,12 +269,16 @@ static int fail(struct pdscan *h, uint64_t off, const char *why)
 	return -EPROTO;
 }
 
+/* Hash of (pid, chain): one multiply per frame (every sample is hashed; most share a few
+ * chains), one full mix at the end. */
 static uint64_t chain_hash(int32_t pid, const uint64_t *ips, uint32_t n)
 {
-	uint64_t x = mix((uint64_t)(uint32_t)pid ^ ((uint64_t)n << 32));
-	for (uint32_t i = 0; i < n; i++)
-		x = mix(x ^ ips[i]) + i;
-	return x;
+	uint64_t x = (uint64_t)(uint32_t)pid ^ ((uint64_t)n << 32);
+	for (uint32_t i = 0; i < n; i++) {
+		x ^= ips[i];
+		x = (x << 29 | x >> 35) * 0x9E3779B97F4A7C15ULL;
+	}
+	return mix(x);
 }
 
 static int stack_rehash(struct pdscan *h)
@@ -547,8 +551,6 @@ static int sample(struct pdscan *h, uint64_t off, const uint8_t *p, const uint8_
 			 VPUSH(h->col[C_MODE], uint8_t, (uint8_t)(misc & 7)) ||
 			 VPUSH(h->col[C_NBRANCH], uint32_t, (uint32_t)nbr)))
 		return -ENOMEM;
-	if (VPUSH(h->col[C_SEQ], uint64_t, h->seq))
-		return -ENOMEM;
 	if (VPUSH(h->col[C_ATTR], int32_t, ai) || VPUSH(h->col[C_PID], int32_t, (int32_t)pidtid[0]) ||
 	    VPUSH(h->col[C_TID], int32_t, (int32_t)pidtid[1]) || VPUSH(h->col[C_TIME], uint64_t, tm) ||
 	    VPUSH(h->col[C_CPU], int32_t, (int32_t)cpu[0]) ||
@@ -606,7 +608,7 @@ static int other(struct pdscan *h, uint64_t off, uint32_t type, const uint8_t *r
 		len = (uint32_t)size;
 	}
 	if (VPUSH(h->col[C_OTHER_OFF], uint64_t, off) || VPUSH(h->col[C_OTHER_TYPE], uint32_t, type) ||
-	    VPUSH(h->col[C_OTHER_SEQ], uint64_t, h->seq) || VPUSH(h->col[C_OTHER_TIME], uint64_t, tm) ||
+	    VPUSH(h->col[C_OTHER_BEFORE], uint64_t, h->col[C_ATTR].n) || VPUSH(h->col[C_OTHER_TIME], uint64_t, tm) ||
 	    VPUSH(h->col[C_OTHER_ATTR], int32_t, ai) || VPUSH(h->col[C_OTHER_START], uint64_t, start) ||
 	    VPUSH(h->col[C_OTHER_LEN], uint32_t, len))
 		return -ENOMEM;
@@ -664,7 +666,6 @@ API int pdscan__run(struct pdscan *h, const uint8_t *buf, uint64_t pos, uint64_t
 				return r;
 			}
 		}
-		h->seq++;
 		pos += size;
 		n++;
 	}
@@ -679,9 +680,7 @@ API int pdscan__note(struct pdscan *h, uint64_t off, const uint8_t *rec, uint64_
 	uint32_t type;
 	memcpy(&type, rec, 4);
 	h->type_count[type < 255 ? type : 255]++;
-	int r = other(h, off, type, rec, size);
-	h->seq++;
-	return r;
+	return other(h, off, type, rec, size);
 }
 
 /* Counts kept for the caller: records per type. */

@@ -4,8 +4,9 @@ scan(pd) streams the data section of an open PerfData through the scanner once (
 mode, compressed records decompressed on the way) and returns numpy columns: samples (attr,
 pid, tid, time, cpu, period, stack; with extra=True also off, ip, addr, mode, nbranch), the
 deduplicated raw call chains per (pid, chain), group-read rows, and every other record (offset,
-type, time, the event of its trailer, and a copy of its bytes for the types asked for). Each
-sample and record also gets its place in perf's delivery order (dseq; see perfdata_order.c).
+type, time, the event of its trailer, the number of samples before it, and a copy of its bytes
+for the types asked for). Each sample and record also gets its place in perf's delivery order
+(dseq; see perfdata_order.c).
 It knows no policy: deltas, symbols and comm names are the caller's.
 """
 from __future__ import annotations
@@ -40,12 +41,12 @@ class _Attr(ctypes.Structure):
 _COLS = [("off", np.uint64), ("attr", np.int32), ("ip", np.uint64), ("pid", np.int32),
          ("tid", np.int32), ("time", np.uint64), ("cpu", np.int32), ("period", np.uint64),
          ("addr", np.uint64), ("mode", np.uint8), ("stack", np.int32),
-         ("seq", np.uint64), ("dseq", np.uint64), ("nbranch", np.uint32),
+         ("dseq", np.uint64), ("nbranch", np.uint32),
          ("read_sample", np.uint64), ("read_member", np.int32), ("read_id", np.uint64),
          ("read_value", np.uint64),
          ("stack_pid", np.int32), ("stack_start", np.uint64), ("stack_len", np.uint32),
          ("chain", np.uint64), ("other_off", np.uint64), ("other_type", np.uint32),
-         ("other_seq", np.uint64), ("other_time", np.uint64), ("other_attr", np.int32),
+         ("other_before", np.uint64), ("other_time", np.uint64), ("other_attr", np.int32),
          ("other_start", np.uint64), ("other_len", np.uint32), ("other_dseq", np.uint64),
          ("blob", np.uint8)]
 
@@ -79,7 +80,7 @@ def _load():
         lib.pdscan__unknown_ids.argtypes = [ctypes.c_void_p]
         lib.pdscan__error.restype = ctypes.c_char_p
         lib.pdscan__error.argtypes = [ctypes.c_void_p, U64P]
-        lib.pdorder.argtypes = [U64P, U64P, ctypes.c_uint64, U64P, U64P,
+        lib.pdorder.argtypes = [U64P, ctypes.c_uint64, U64P, U64P,
                                 ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint64, U64P, U64P]
         _lib = lib
     return _lib
@@ -216,11 +217,11 @@ def scan(pd: PerfData, progress: Callable[[int, int | None], None] | None = None
             cols[name] = np.frombuffer(buf, dtype=dt)
         else:
             cols[name] = np.zeros(0, dtype=dt)
-    ns, no = len(cols["seq"]), len(cols["other_seq"])
+    ns, no = len(cols["attr"]), len(cols["other_before"])
     cols["dseq"] = np.zeros(ns, np.uint64)
     cols["other_dseq"] = np.zeros(no, np.uint64)
     ptr = lambda a, t=ctypes.c_uint64: a.ctypes.data_as(ctypes.POINTER(t))  # noqa: E731
-    if lib.pdorder(ptr(cols["seq"]), ptr(cols["time"]), ns, ptr(cols["other_seq"]),
+    if lib.pdorder(ptr(cols["time"]), ns, ptr(cols["other_before"]),
                    ptr(cols["other_time"]), ptr(cols["other_type"], ctypes.c_uint32), no,
                    ptr(cols["dseq"]), ptr(cols["other_dseq"])) < 0:
         raise MemoryError("pdorder")

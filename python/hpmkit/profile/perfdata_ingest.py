@@ -183,7 +183,15 @@ def _comm_column(side: _Side, tid: np.ndarray, dseq: np.ndarray) -> pa.Array:
     FORK) delivered before it; ':<tid>' like perf when there is none yet ('swapper' for
     the idle task)."""
     names: dict[str, int] = {}
-    utids = np.unique(tid)
+    lo = int(tid.min()) if len(tid) else 0
+    span = int(tid.max()) - lo + 1 if len(tid) else 0
+    if 0 < span <= 1 << 22:
+        # thread ids are few and close together: a table instead of a sort
+        seen = np.zeros(span, dtype=bool)
+        seen[tid - lo] = True
+        utids = np.flatnonzero(seen).astype(tid.dtype) + lo
+    else:
+        utids = np.unique(tid)
     single = np.zeros(len(utids), dtype=np.int32)
     multi = []
     for k, t in enumerate(utids.tolist()):
@@ -195,9 +203,24 @@ def _comm_column(side: _Side, tid: np.ndarray, dseq: np.ndarray) -> pa.Array:
         if len(hist) > 1:
             multi.append((t, np.array([h[0] for h in hist], dtype=np.int64), hc))
     # one name per thread is the common case: a gather through the sorted thread ids
-    codes = single[np.searchsorted(utids, tid)] if len(utids) else np.zeros(0, np.int32)
+    if 0 < span <= 1 << 22:
+        lut = np.zeros(span, dtype=np.int32)
+        lut[utids - lo] = single
+        codes = lut[tid - lo]
+    else:
+        codes = single[np.searchsorted(utids, tid)] if len(utids) else np.zeros(0, np.int32)
+    # threads with several names: their samples grouped by one sort, not one scan each
+    if multi:
+        mt = np.array(sorted(m[0] for m in multi), dtype=tid.dtype)
+        msel = np.flatnonzero(np.isin(tid, mt))
+        grp = tid[msel]
+        o = np.argsort(grp, kind="stable")
+        msel, grp = msel[o], grp[o]
+        starts = np.searchsorted(grp, mt, side="left")
+        ends = np.searchsorted(grp, mt, side="right")
+        where = {int(t): msel[a:b] for t, a, b in zip(mt.tolist(), starts.tolist(), ends.tolist())}
     for t, ht, hc in multi:
-        sel = np.nonzero(tid == t)[0]
+        sel = where[t]
         pos = np.searchsorted(ht, dseq[sel].astype(np.int64), side="right") - 1
         codes[sel] = hc[np.maximum(pos, 0)]
     dictionary = pa.array(list(names), pa.string())
@@ -385,7 +408,8 @@ def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None
             skipped["samples with an id of no event"] = res.unknown_ids
         meta["records"] = {F.RECORD_NAMES.get(t, f"type {t}"): n for t, n in sorted(res.type_counts.items())}
         meta["lost"] = side.lost
-        with_samples = set(np.unique(c["attr"]).tolist())
+        per_attr = np.bincount(c["attr"], minlength=len(pd.attrs)) if len(c["attr"]) else []
+        with_samples = {i for i, n in enumerate(per_attr) if n}
         for i, e in enumerate(meta["events"]):
             e["sampling"] = i in with_samples
         meta["throttle"] = side.throttle
@@ -396,7 +420,16 @@ def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None
         keys = ("attr", "pid", "tid", "time", "cpu", "period", "stack", "dseq")
         if ns and not (c["dseq"][1:] > c["dseq"][:-1]).all():
             order = np.argsort(c["dseq"], kind="stable")
-            col = {k: c[k][order] for k in keys}
+            moved = np.flatnonzero(order != np.arange(ns))
+            if len(moved) < ns // 4:
+                # nearly in order (one CPU's buffer at a time): move the few in place in the
+                # scanner's columns instead of copying every column
+                src = order[moved]
+                for k in keys:
+                    c[k][moved] = c[k][src]
+                col = {k: c[k] for k in keys}
+            else:
+                col = {k: c[k][order] for k in keys}
         else:
             order = np.arange(ns)       # already in delivery order
             col = {k: c[k] for k in keys}
@@ -412,8 +445,10 @@ def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None
         # -- stacks and frames
         if progress:
             progress("symbols", 0, 1)
+        # when each raw stack was first delivered: samples are in delivery order, and a fancy
+        # assignment keeps the last write, so writing them backwards leaves the first
         stack_first_time = np.full(len(c["stack_pid"]), NO_TIME, dtype=np.uint64)
-        np.minimum.at(stack_first_time, c["stack"], c["dseq"])
+        stack_first_time[col["stack"][::-1]] = col["dseq"][::-1]
         bids = {name: bid for _, bid, name in pd.build_ids()}
         if kallsyms or _any_kernel(c):
             ksyms, ksrc = _pick_kallsyms(pd, meta, kallsyms, side.kmaps)
@@ -442,7 +477,7 @@ def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None
             has_p = np.array([bool(a.sample_type & F.SAMPLE_PERIOD) for a in pd.attrs])
             per = np.where(has_p[col["attr"]], col["period"], fixed[col["attr"]])
             samples["period"] = pa.array(per, pa.uint64())
-        samples.update(_group_values(pd, c, order, names, skipped))
+        samples.update(_group_values(pd, c, col, order, names, skipped))
         meta["skipped"] = skipped
         meta["totals"] = _totals(side, names)
         return Profile(meta, pa.table(samples), stacks_tbl, frames_tbl)
@@ -471,7 +506,7 @@ def _totals(side: _Side, names: list[str]) -> dict[str, int] | None:
     return tot
 
 
-def _group_values(pd: PerfData, c: dict, order: np.ndarray, names: list[str],
+def _group_values(pd: PerfData, c: dict, col: dict, order: np.ndarray, names: list[str],
                   skipped: dict) -> dict[str, pa.Array]:
     """value:<event> columns: per-sample deltas of each PERF_SAMPLE_READ value, per counter
     instance (member id; and thread when the event is inherited, whose counters are
@@ -484,7 +519,7 @@ def _group_values(pd: PerfData, c: dict, order: np.ndarray, names: list[str],
     inv = np.empty(ns, dtype=np.int64)
     inv[order] = np.arange(ns)
     pos = inv[rs.astype(np.int64)]                      # sample row after sorting
-    sattr = c["attr"][rs.astype(np.int64)]
+    sattr = col["attr"][pos]
     ids = c["read_id"]
     id2attr = {i: a.index for a in pd.attrs for i in a.ids}
     member_attr = np.empty(len(rs), dtype=np.int64)
@@ -494,7 +529,7 @@ def _group_values(pd: PerfData, c: dict, order: np.ndarray, names: list[str],
     if bad.any():
         skipped["group-read values of unknown members"] = int(bad.sum())
     inherit = np.array([a.flag("inherit") for a in pd.attrs])
-    tid = c["tid"][rs.astype(np.int64)].astype(np.int64)
+    tid = col["tid"][pos].astype(np.int64)
     key_tid = np.where(inherit[np.maximum(member_attr, 0)], tid, -1)
     # instance key: (id or attr, tid-if-inherited); sort by key then time position
     inst = np.where(ids != 0, ids.astype(np.int64), -1 - member_attr)
