@@ -219,3 +219,20 @@ def test_branch_stack_entries(unpacked, name):
                        capture_output=True, text=True, check=True)
     ref = [len(re.findall(r"0x[0-9a-f]+/0x[0-9a-f]+/", line)) for line in p.stdout.splitlines()]
     assert nbranch.tolist() == ref and sum(ref) > 0
+
+
+def test_pipe_mode_from_standard_input(unpacked, tmp_path):
+    """`perf record -o - | hpmkit profile import - -o X`: the same samples as the file."""
+    path = unpacked["own/taskclock-g-pipe.data.xz"]
+    out = tmp_path / "stdin.hpmprof"
+    p = subprocess.run([str(ROOT / ".venv" / "bin" / "hpmkit"), "profile", "import", "-", "-o",
+                        str(out)], input=path.read_bytes(), capture_output=True)
+    assert p.returncode == 0, p.stderr
+    from hpmkit.profile.model import Profile
+    a, b = Profile.load(out), ingest(path)
+    assert a.samples.num_rows == b.samples.num_rows > 50
+    assert a.samples["time"].to_pylist() == b.samples["time"].to_pylist()
+    assert a.samples["comm"].to_pylist() == b.samples["comm"].to_pylist()
+    p = subprocess.run([str(ROOT / ".venv" / "bin" / "hpmkit"), "profile", "import", "-"],
+                       input="", capture_output=True, text=True)
+    assert p.returncode == 2 and "give -o" in p.stderr and p.stderr.count("\n") == 1

@@ -20,6 +20,11 @@ def ingest(path: str | os.PathLike, *, kallsyms: str | None = None, symfs: str |
     progress(stage, done, total) is called during long reads. srcline: "own" (DWARF lines
     of files that carry their own debug info), "all" (also separate debug files), "none"."""
     path = os.fspath(path)
+    if path == "-":
+        # standard input: `perf record -o - | hpmkit profile import -` (pipe-mode perf.data)
+        from .perfdata_ingest import ingest_perfdata
+        return ingest_perfdata(path, kallsyms=kallsyms, symfs=symfs, srcline=srcline,
+                               progress=progress)
     try:
         with open(path, "rb") as f:
             head = f.read(8)

@@ -155,6 +155,9 @@ def _import(args) -> int:
     prof = _load(args)
     if args.workload:
         prof.meta["workload"] = args.workload
+    if args.file == "-" and not args.output:
+        raise UsageError("profile import -: give -o DIR.hpmprof for a recording read from "
+                         "standard input")
     out = args.output or str(Path(args.file).with_suffix("").name + ".hpmprof")
     if os.path.abspath(out) == os.path.abspath(args.file):
         raise UsageError(f"profile import: output {out} would replace the recording; give -o")
@@ -195,7 +198,8 @@ def _show(args) -> int:
             total_w[n] += v
     allw = sum(w["weight"].to_pylist()) or 1
     src = m["source"]
-    print(f"source:   {src['path']} ({src['format']}, {src['bytes']} bytes)")
+    size = f"{src['bytes']} bytes" if src.get("bytes") is not None else "standard input"
+    print(f"source:   {src['path']} ({src['format']}, {size})")
     for k in ("isa", "kernel", "hostname", "nrcpus", "workload", "cmdline"):
         if m.get(k) is not None:
             print(f"{k + ':':9} {m[k]}")
