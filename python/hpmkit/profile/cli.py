@@ -152,12 +152,12 @@ def _kallsyms(args) -> int:
 
 
 def _import(args) -> int:
-    prof = _load(args)
-    if args.workload:
-        prof.meta["workload"] = args.workload
     if args.file == "-" and not args.output:
         raise UsageError("profile import -: give -o DIR.hpmprof for a recording read from "
                          "standard input")
+    prof = _load(args)
+    if args.workload:
+        prof.meta["workload"] = args.workload
     out = args.output or str(Path(args.file).with_suffix("").name + ".hpmprof")
     if os.path.abspath(out) == os.path.abspath(args.file):
         raise UsageError(f"profile import: output {out} would replace the recording; give -o")
