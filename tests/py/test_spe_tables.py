@@ -134,3 +134,36 @@ def test_cut_records_go_to_their_table():
     assert st.cut_records == 1
     assert parts["ldst"]["pc"].tolist() == [0x2000] and parts["ldst"]["present"][0] & HAS["cut"]
     assert parts["branch"]["pc"].tolist() == [0x1000] and parts["other"]["pc"].tolist() == [0x4000]
+
+
+def test_raw_batches_write_the_same_tables(tmp_path):
+    """decode without filters hands the writer raw record buffers (no numpy): same bytes."""
+    from hpmkit.spe import decode
+    from hpmkit.spe.native import RawBatch
+    from hpmkit.spe.perfwrite import write_perf_data
+    p = tmp_path / "r.data"
+    write_perf_data(p, [(0, -1, synth.RecordGen(3).stream(2000)), (1, -1, synth.any_stream(3, 2000, corrupt=0.1))])
+    raw = list(decode.batches(p, arrays=False))
+    assert raw and all(isinstance(b, RawBatch) for b in raw)
+    for fmt in ("csv", "parquet"):
+        tables.write_tables(iter(raw), str(tmp_path / "raw"), fmt)
+        tables.write_tables(decode.batches(p), str(tmp_path / "arr"), fmt)
+        for kind in tables.KINDS:
+            ext = "csv" if fmt == "csv" else "parquet"
+            assert (tmp_path / f"raw-{kind}.{ext}").read_bytes() == (tmp_path / f"arr-{kind}.{ext}").read_bytes()
+
+
+def test_decode_command_starts_without_numpy(tmp_path):
+    """Start-up is part of the command's time: decode without filters loads neither numpy nor
+    pyarrow (analyses and --symbols/--perf-time do)."""
+    import subprocess
+    import sys
+    from hpmkit.spe.perfwrite import write_perf_data
+    p = tmp_path / "s.data"
+    write_perf_data(p, [(0, -1, synth.RecordGen(4).stream(500))])
+    code = ("import sys; from hpmkit.cli import main; rc = main(sys.argv[1:]); "
+            "print(rc, sorted(m for m in ('numpy', 'pyarrow', 'pandas') if m in sys.modules))")
+    for fmt in ("csv", "parquet"):
+        r = subprocess.run([sys.executable, "-c", code, "spe", "decode", str(p), "-o", str(tmp_path / fmt),
+                            "--format", fmt], capture_output=True, text=True, timeout=120)
+        assert r.stdout.splitlines()[-1] == "0 []", r.stdout + r.stderr

@@ -309,11 +309,15 @@ def _decode(args) -> int:
     if args.perf_time and args.raw:
         raise UsageError("--perf-time needs a perf.data file (raw buffers have no TIME_CONV record)")
     syms = _symbols(args)
-    flt = _filter(args, syms)
+    # without filters, symbols or times the records go from the decoder to the table writer as
+    # raw buffers: no numpy, which is much of the run time of a small file
+    filtered = any(getattr(args, k) is not None for k in ("op", "el", "pc_range", "symbol", "min_latency", "cpu"))
+    flt = _filter(args, syms) if filtered else None
+    arrays = filtered or syms is not None or args.perf_time
     src = Source(args.file, "")
     gen = batches(args.file, raw=args.raw or None, cpu=args.raw_cpu, truncated_ok=args.truncated_ok,
-                  progress=args.progress, src=src)
-    if flt.active():
+                  progress=args.progress, src=src, arrays=arrays)
+    if flt is not None and flt.active():
         gen = (flt.apply(b) for b in gen)
     res, no_op = write_tables(gen, args.output, args.format, symbols=syms,
                               time_conv=(lambda: src.time_conv) if args.perf_time else None)

@@ -1,8 +1,8 @@
 """Decode an SPE input (perf.data with AUXTRACE, or a raw SPE buffer) into record batches.
 
 Streaming: AUX data is read in chunks and decoded by one C decoder per AUX queue, and records
-come out in numpy batches, so a multi-GB file never sits in memory. Progress goes to stderr
-when asked.
+come out in numpy batches (or raw ones, for the table writer, which needs no numpy), so a
+multi-GB file never sits in memory. Progress goes to stderr when asked.
 """
 from __future__ import annotations
 
@@ -12,13 +12,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterator
 
-import numpy as np
-
 from ..errors import FormatError, ReadError
 from ..perfdata import PerfData
 from ..perfdata import format as PF
 from . import perfmeta
-from .native import RECORD_DTYPE, Decoder, Stats
+from .native import Decoder, Stats
 
 
 @dataclass
@@ -88,20 +86,21 @@ def open_kind(path: str, raw: bool | None) -> str:
 
 def batches(path: str | os.PathLike, raw: bool | None = None, cpu: int = -1, truncated_ok: bool = False,
             progress: bool | None = False, chunk: int = perfmeta.CHUNK,
-            src: Source | None = None) -> Iterator[np.ndarray]:
-    """Record arrays (RECORD_DTYPE) in stream order per queue; `src` collects the statistics."""
+            src: Source | None = None, arrays: bool = True) -> Iterator:
+    """Record arrays (native.RECORD_DTYPE; native.RawBatch with arrays=False) in stream order
+    per queue; `src` collects the statistics."""
     path = os.fspath(path)
     kind = open_kind(path, raw)
     if src is None:
         src = Source(path, kind)
     src.kind = kind
     if kind == "raw":
-        yield from _raw(path, cpu, chunk, src, progress)
+        yield from _raw(path, cpu, chunk, src, progress, arrays)
     else:
-        yield from _perf(path, truncated_ok, chunk, src, progress)
+        yield from _perf(path, truncated_ok, chunk, src, progress, arrays)
 
 
-def _raw(path, cpu, chunk, src, progress):
+def _raw(path, cpu, chunk, src, progress, arrays=True):
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -109,7 +108,7 @@ def _raw(path, cpu, chunk, src, progress):
     with f:
         size = os.fstat(f.fileno()).st_size
         bar = Progress(size, progress)
-        d = Decoder()
+        d = Decoder(arrays=arrays)
         d.set_origin(cpu, -1, 0)
         buf = bytearray(min(chunk, max(size, 1)))
         mv = memoryview(buf)
@@ -133,7 +132,7 @@ def _raw(path, cpu, chunk, src, progress):
 CUT_HINT = "copy the file again, or pass --truncated-ok to decode the complete part"
 
 
-def _perf(path, truncated_ok, chunk, src, progress):
+def _perf(path, truncated_ok, chunk, src, progress, arrays=True):
     with PerfData(path) as pd:
         declared = getattr(pd, "_declared_end", pd.data_end)
         if not pd.pipe and declared > pd.data_end and not truncated_ok:
@@ -159,7 +158,7 @@ def _perf(path, truncated_ok, chunk, src, progress):
                                   "record with 'perf record -e arm_spe_0//'")
             d = decoders.get(ab.idx)
             if d is None:
-                d = decoders[ab.idx] = Decoder()
+                d = decoders[ab.idx] = Decoder(arrays=arrays)
             d.set_origin(ab.cpu, ab.tid, 0)
             src.aux_buffers += 1
             src.cpus.add(ab.cpu)
@@ -196,9 +195,11 @@ def _perf(path, truncated_ok, chunk, src, progress):
                 raise FormatError(path, f"{cut.describe()} (truncated copy?)", CUT_HINT)
 
 
-def decode_all(path, **kw) -> tuple[np.ndarray, Source]:
+def decode_all(path, **kw) -> tuple:
     """Every record of a file in one array (for analyses of files that fit in memory)."""
     src = Source(os.fspath(path), "")
     parts = list(batches(path, src=src, **kw))
+    import numpy as np
+    from .native import RECORD_DTYPE
     recs = np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD_DTYPE)
     return recs, src

@@ -1,15 +1,20 @@
-"""ctypes binding of the C SPE decoder (src/native/spe_*.c, build/native/libhpmspe.so)."""
+"""ctypes binding of the C SPE decoder (src/native/spe_*.c, build/native/libhpmspe.so).
+
+numpy is imported only when records are asked for as numpy arrays: `hpmkit spe decode` without
+filters or symbols moves records from the decoder to the table writer as raw buffers, and saves
+numpy's import (a good part of its run time on a small file).
+"""
 from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, fields
 
-import numpy as np
-
 from .. import native
 
-# numpy mirror of struct spe_record (src/native/spe.h); checked against the C size at load.
-RECORD_DTYPE = np.dtype([
+RECORD_SIZE = 96  # sizeof(struct spe_record), checked against the library at load
+
+# numpy mirror of struct spe_record (src/native/spe.h), made on first use (RECORD_DTYPE)
+_RECORD_FIELDS = [
     ("pc", "<u8"), ("tgt", "<u8"), ("vaddr", "<u8"), ("paddr", "<u8"), ("pbt", "<u8"),
     ("ts", "<u8"), ("events", "<u8"), ("offset", "<u8"),
     ("context", "<u4"), ("total_lat", "<u2"), ("issue_lat", "<u2"), ("xlat_lat", "<u2"),
@@ -17,7 +22,55 @@ RECORD_DTYPE = np.dtype([
     ("op_class", "u1"), ("op", "u1"), ("pc_el", "u1"), ("pc_ns", "u1"), ("tgt_el", "u1"),
     ("pbt_el", "u1"), ("pa_ns", "u1"), ("ctx_el", "u1"), ("op_flags", "u1"), ("_pad", "u1"),
     ("cpu", "<i4"), ("tid", "<i4"),
-])
+]
+_dtype = None
+
+
+def record_dtype():
+    global _dtype
+    if _dtype is None:
+        import numpy as np
+        _dtype = np.dtype(_RECORD_FIELDS)
+        assert _dtype.itemsize == RECORD_SIZE
+    return _dtype
+
+
+def __getattr__(name: str):
+    if name == "RECORD_DTYPE":  # `from .native import RECORD_DTYPE` imports numpy then
+        return record_dtype()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _PyBuffer(ctypes.Structure):
+    """CPython's Py_buffer: the address of any contiguous buffer, read-only ones included."""
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
+                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+
+
+_get_buffer = ctypes.pythonapi.PyObject_GetBuffer
+_get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
+_release_buffer = ctypes.pythonapi.PyBuffer_Release
+_release_buffer.argtypes = [ctypes.POINTER(_PyBuffer)]
+
+
+_EMPTY = ctypes.create_string_buffer(1)  # what an empty chunk points at (never NULL)
+_EMPTY_ADDR = ctypes.addressof(_EMPTY)
+
+
+class RawBatch:
+    """Records as the C decoder wrote them (RECORD_SIZE bytes each), without numpy."""
+    __slots__ = ("buf", "n")
+
+    def __init__(self, buf: bytearray, n: int):
+        self.buf, self.n = buf, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def address(self) -> int:
+        return ctypes.addressof((ctypes.c_char * len(self.buf)).from_buffer(self.buf))
 
 HAS = {"pc": 1 << 0, "tgt": 1 << 1, "va": 1 << 2, "pa": 1 << 3, "pbt": 1 << 4, "ts": 1 << 5,
        "ev": 1 << 6, "ctx": 1 << 7, "tot": 1 << 8, "issue": 1 << 9, "xlat": 1 << 10,
@@ -124,8 +177,8 @@ def lib() -> ctypes.CDLL:
         L.spe_tabs__add.argtypes = [P, P, ctypes.c_size_t, P, P]
         L.spe_tabs__finish.argtypes = [P]
         L.spe_tabs__rows.argtypes = [P, ctypes.POINTER(ctypes.c_uint64 * 4)]
-        if L.spe__record_size() != RECORD_DTYPE.itemsize:
-            raise RuntimeError(f"libhpmspe record size {L.spe__record_size()} != {RECORD_DTYPE.itemsize}: rebuild")
+        if L.spe__record_size() != RECORD_SIZE:
+            raise RuntimeError(f"libhpmspe record size {L.spe__record_size()} != {RECORD_SIZE}: rebuild")
         _lib = L
     return _lib
 
@@ -186,14 +239,16 @@ def dump(buf: bytes) -> str:
 
 
 class Decoder:
-    """One SPE stream (one AUX queue): feed chunks, get numpy record arrays. Bounded memory."""
+    """One SPE stream (one AUX queue): feed chunks, get record batches: numpy arrays of
+    RECORD_DTYPE, or RawBatch with arrays=False. Bounded memory."""
 
-    def __init__(self, batch: int = 65536):
+    def __init__(self, batch: int = 65536, arrays: bool = True):
         self._h = ctypes.c_void_p()
         rc = lib().spe_dec__new(ctypes.byref(self._h))
         if rc < 0:
             raise MemoryError("spe decoder")
         self._batch = batch
+        self._arrays = arrays
         self._consumed = ctypes.c_size_t()
 
     def __del__(self):
@@ -206,27 +261,38 @@ class Decoder:
         lib().spe_dec__set_origin(self._h, cpu, tid, offset)
 
     def feed(self, buf, last: bool = True):
-        """Decode a bytes-like chunk; yields record arrays as they fill (each a new array)."""
+        """Decode a bytes-like chunk; yields record batches as they fill (each a new one)."""
         mv = memoryview(buf).cast("B")
-        # the C decoder only reads: numpy gives the address of read-only buffers (bytes, a
-        # read-only mmap) as well, without a copy
-        keep = np.frombuffer(mv, dtype=np.uint8) if len(mv) else np.zeros(1, np.uint8)
-        base = keep.ctypes.data
-        pos, n = 0, len(mv)
-        # sized for ~32-byte records (real ones are 32-64 bytes); denser data just takes more
-        # rounds. Small arrays come from the heap again and again instead of fresh mmaps.
-        cap = min(self._batch, max(1024, n // 32))
-        feed = lib().spe_dec__feed
-        out = np.empty(cap, dtype=RECORD_DTYPE)  # handed out, not copied: a new one per batch
-        while True:
-            got = feed(self._h, base + pos, n - pos, int(last), out.ctypes.data, cap, ctypes.byref(self._consumed))
-            pos += self._consumed.value
-            if got:
-                yield out[:got]
-                out = np.empty(cap, dtype=RECORD_DTYPE)
-            if pos >= n and got < cap:
-                break
-        del keep
+        n = len(mv)
+        view = _PyBuffer()
+        # the C decoder only reads: the address of read-only buffers (bytes, a read-only mmap)
+        # too, without a copy
+        _get_buffer(mv, ctypes.byref(view), 0)
+        try:
+            base, pos = view.buf, 0
+            # sized for ~32-byte records (real ones are 32-64 bytes); denser data just takes
+            # more rounds. Small batches come from the heap again and again instead of mmaps.
+            cap = min(self._batch, max(1024, n // 32))
+            feed = lib().spe_dec__feed
+            if self._arrays:
+                import numpy as np
+                new = lambda: np.empty(cap, dtype=record_dtype())  # noqa: E731
+                addr = lambda out: out.ctypes.data  # noqa: E731
+            else:
+                new = lambda: bytearray(cap * RECORD_SIZE)  # noqa: E731
+                addr = lambda out: ctypes.addressof((ctypes.c_char * len(out)).from_buffer(out))  # noqa: E731
+            out = new()  # handed out, not copied: a new one per batch
+            while True:
+                got = feed(self._h, base + pos if n else _EMPTY_ADDR, n - pos, int(last), addr(out), cap,
+                           ctypes.byref(self._consumed))
+                pos += self._consumed.value
+                if got:
+                    yield out[:got] if self._arrays else RawBatch(out, got)
+                    out = new()
+                if pos >= n and got < cap:
+                    break
+        finally:
+            _release_buffer(ctypes.byref(view))
 
     def flush(self) -> None:
         lib().spe_dec__flush(self._h)
@@ -242,8 +308,10 @@ class Decoder:
         return None if s.first_bad_offset == (1 << 64) - 1 else s.first_bad_offset
 
 
-def decode_bytes(buf, cpu: int = -1, tid: int = -1) -> tuple[np.ndarray, Stats]:
-    """All records of one raw SPE buffer."""
+def decode_bytes(buf, cpu: int = -1, tid: int = -1):
+    """All records of one raw SPE buffer: (numpy array, Stats)."""
+    import numpy as np
+    RECORD_DTYPE = record_dtype()
     d = Decoder()
     d.set_origin(cpu, tid, 0)
     parts = list(d.feed(buf, last=True))
@@ -282,10 +350,18 @@ class TableSet:
             blob = b"".join(n.encode(errors="replace").replace(b"\0", b"") + b"\0" for n in names)
             self._check(lib().spe_tabs__add_symbols(self._h, blob, len(blob), len(names)))
 
-    def add(self, recs: np.ndarray, sym: np.ndarray | None = None, time: np.ndarray | None = None) -> None:
+    def add(self, recs, sym=None, time=None) -> None:
+        """Records (a numpy array or a RawBatch) and, for numpy arrays, their symbol indexes
+        and times when the tables have those columns."""
         if not len(recs):
             return
-        recs = np.ascontiguousarray(recs, dtype=RECORD_DTYPE)
+        if isinstance(recs, RawBatch):
+            if sym is not None or time is not None:
+                raise ValueError("symbols and times come with numpy record arrays")
+            self._check(lib().spe_tabs__add(self._h, recs.address(), len(recs), None, None))
+            return
+        import numpy as np
+        recs = np.ascontiguousarray(recs, dtype=record_dtype())
         if sym is not None:
             sym = np.ascontiguousarray(sym, dtype=np.uint32)
         if time is not None:

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import numpy as np
-
-from .native import HAS
+from .native import HAS  # numpy is imported where arrays are used: decode can run without it
 
 LDST_COLS = ["cpu", "op", "pc", "el", "atomic", "excl", "ar", "subclass", "event", "issue_lat",
              "total_lat", "vaddr", "xlat_lat", "paddr", "data_source", "context", "ts"]
@@ -111,7 +109,8 @@ class _SymbolIndex:
         self.by_name: dict[str, int] = {}
         self.by_pc: dict[int, int] = {}
 
-    def __call__(self, pcs: np.ndarray) -> np.ndarray:
+    def __call__(self, pcs):
+        import numpy as np
         uniq, inv = np.unique(pcs, return_inverse=True)
         out = np.empty(len(uniq), dtype=np.uint32)
         new = []
@@ -129,7 +128,7 @@ class _SymbolIndex:
         return out[inv.reshape(-1)]
 
 
-def _ahead(batches: Iterable[np.ndarray], depth: int = 2):
+def _ahead(batches: Iterable, depth: int = 2):
     """The batches, made in a second thread: reading and C decoding there overlap with the C
     table writing here (both release the GIL), which is most of the wall time on two cores.
     An error of the input is raised here; leaving early stops the other thread."""
@@ -174,7 +173,7 @@ def _ahead(batches: Iterable[np.ndarray], depth: int = 2):
         t.join()
 
 
-def write_tables(batches: Iterable[np.ndarray], prefix: str, fmt: str, symbols=None,
+def write_tables(batches: Iterable, prefix: str, fmt: str, symbols=None,
                  kinds: Iterable[str] = ("ldst", "branch", "other"), time_conv=None,
                  hint: str = "give another -o PREFIX") -> tuple[dict[str, tuple[str, int]], int]:
     """Write PREFIX-ldst.csv / -branch / -other (or .parquet), all of them or none (an error is an
@@ -211,6 +210,7 @@ def write_tables(batches: Iterable[np.ndarray], prefix: str, fmt: str, symbols=N
                             from ..errors import UsageError
                             raise UsageError("--perf-time needs a TIME_CONV record before the SPE data "
                                              "(perf 5.10 and later write one)")
+                    import numpy as np
                     t = np.where(b["present"] & HAS["ts"] != 0, tc.to_perf_time(b["ts"]), 0).astype(np.uint64)
                 try:
                     w.add(b, sym, t)
