@@ -97,6 +97,7 @@ struct dict {
 	uint64_t last_key;
 	uint32_t last_idx;
 	int has_last;
+	uint32_t small[256]; /* keys below 256 (operation bytes, most data sources): index + 1 */
 };
 
 static void dict_clear(struct dict *d)
@@ -106,6 +107,7 @@ static void dict_clear(struct dict *d)
 	d->n = 0;
 	d->strs.len = 0;
 	d->has_last = 0;
+	memset(d->small, 0, sizeof(d->small));
 }
 
 static void dict_free(struct dict *d)
@@ -716,6 +718,10 @@ static int dict_index(struct spe_tabs *t, struct col *c, uint64_t key, const str
 		*idx = d->last_idx;
 		return 0;
 	}
+	if (key < 256 && d->small[key]) {
+		*idx = d->small[key] - 1;
+		goto done;
+	}
 	if ((d->n + 1) * 2 > d->cap && dict_grow(d))
 		return -ENOMEM;
 	h = dict_hash(key, d->cap);
@@ -733,6 +739,8 @@ static int dict_index(struct spe_tabs *t, struct col *c, uint64_t key, const str
 	d->keys[h] = key;
 	d->slot[h] = (uint32_t)++d->n;
 	*idx = (uint32_t)(d->n - 1);
+	if (key < 256)
+		d->small[key] = (uint32_t)d->n;
 done:
 	d->last_key = key;
 	d->last_idx = *idx;

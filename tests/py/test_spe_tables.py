@@ -143,10 +143,11 @@ def test_raw_batches_write_the_same_tables(tmp_path):
     from hpmkit.spe.perfwrite import write_perf_data
     p = tmp_path / "r.data"
     write_perf_data(p, [(0, -1, synth.RecordGen(3).stream(2000)), (1, -1, synth.any_stream(3, 2000, corrupt=0.1))])
-    raw = list(decode.batches(p, arrays=False))
-    assert raw and all(isinstance(b, RawBatch) for b in raw)
     for fmt in ("csv", "parquet"):
+        raw = list(decode.batches(p, arrays=False))
+        assert raw and all(isinstance(b, RawBatch) for b in raw)
         tables.write_tables(iter(raw), str(tmp_path / "raw"), fmt)
+        assert all(len(b) == 0 for b in raw)  # written, then handed back to the decoder
         tables.write_tables(decode.batches(p), str(tmp_path / "arr"), fmt)
         for kind in tables.KINDS:
             ext = "csv" if fmt == "csv" else "parquet"

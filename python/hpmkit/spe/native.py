@@ -60,17 +60,23 @@ _EMPTY_ADDR = ctypes.addressof(_EMPTY)
 
 
 class RawBatch:
-    """Records as the C decoder wrote them (RECORD_SIZE bytes each), without numpy."""
-    __slots__ = ("buf", "n")
+    """Records as the C decoder wrote them (RECORD_SIZE bytes each), without numpy. release()
+    hands the buffer back to its decoder for the next batch (fresh buffers cost page faults)."""
+    __slots__ = ("buf", "n", "_pool")
 
-    def __init__(self, buf: bytearray, n: int):
-        self.buf, self.n = buf, n
+    def __init__(self, buf: bytearray, n: int, pool: list | None = None):
+        self.buf, self.n, self._pool = buf, n, pool
 
     def __len__(self) -> int:
         return self.n
 
     def address(self) -> int:
         return ctypes.addressof((ctypes.c_char * len(self.buf)).from_buffer(self.buf))
+
+    def release(self) -> None:
+        if self._pool is not None and len(self._pool) < 8:
+            self._pool.append(self.buf)  # list.append is atomic: the decoder may be in another thread
+        self.buf, self._pool, self.n = bytearray(), None, 0
 
 HAS = {"pc": 1 << 0, "tgt": 1 << 1, "va": 1 << 2, "pa": 1 << 3, "pbt": 1 << 4, "ts": 1 << 5,
        "ev": 1 << 6, "ctx": 1 << 7, "tot": 1 << 8, "issue": 1 << 9, "xlat": 1 << 10,
@@ -249,6 +255,7 @@ class Decoder:
             raise MemoryError("spe decoder")
         self._batch = batch
         self._arrays = arrays
+        self._pool: list[bytearray] = []  # raw batch buffers handed back by RawBatch.release
         self._consumed = ctypes.c_size_t()
 
     def __del__(self):
@@ -279,7 +286,14 @@ class Decoder:
                 new = lambda: np.empty(cap, dtype=record_dtype())  # noqa: E731
                 addr = lambda out: out.ctypes.data  # noqa: E731
             else:
-                new = lambda: bytearray(cap * RECORD_SIZE)  # noqa: E731
+                pool = self._pool
+
+                def new():
+                    while pool:
+                        b = pool.pop()
+                        if len(b) >= cap * RECORD_SIZE:
+                            return b
+                    return bytearray(cap * RECORD_SIZE)
                 addr = lambda out: ctypes.addressof((ctypes.c_char * len(out)).from_buffer(out))  # noqa: E731
             out = new()  # handed out, not copied: a new one per batch
             while True:
@@ -287,7 +301,7 @@ class Decoder:
                            ctypes.byref(self._consumed))
                 pos += self._consumed.value
                 if got:
-                    yield out[:got] if self._arrays else RawBatch(out, got)
+                    yield out[:got] if self._arrays else RawBatch(out, got, self._pool)
                     out = new()
                 if pos >= n and got < cap:
                     break
