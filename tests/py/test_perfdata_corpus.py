@@ -5,8 +5,8 @@ across CPUs). tests/data/perfdata/README.md names each file's origin and licence
 
 For every file perf reads: the samples per event equal `perf report --stats` (or `perf script`
 where perf's report cannot read the file), and sample by sample, in perf's order, the time,
-pid, tid, comm and period equal `perf script`'s; callchain lengths and branch-stack entries
-too. A file perf refuses gets one line from hpmkit, or is read to its exact end."""
+pid, tid, comm, period and the DSO of the address equal `perf script`'s; callchain lengths and
+branch-stack entries too. A file perf refuses gets one line from hpmkit, or is read to its exact end."""
 import collections
 import lzma
 import re
@@ -155,6 +155,27 @@ def test_each_sample_as_perf_script(unpacked, name):
         assert a[:5] == b[:5], (k, a, b)
         assert pairs.setdefault(a[5], b[5]) == b[5], (k, a, b)
     assert len(set(pairs.values())) == len(pairs)
+    # the DSO of each sample's address: module maps, JIT maps (/tmp/perf-PID.map), maps a
+    # child copied from its parent at fork, addresses in no map ([unknown])
+    assert leaf_dsos(prof) == perf_dsos(path)
+
+
+def perf_dsos(path: Path) -> list[str]:
+    p = subprocess.run([PERF, "script", "--no-itrace", "-F", "ip,dso", "--max-stack", "1", "-i",
+                        path], capture_output=True, text=True, check=True)
+    out = []
+    for line in p.stdout.splitlines():
+        s = line.strip()
+        if s:
+            out.append(s[s.index("(") + 1:-1] if "(" in s else None)
+    return out
+
+
+def leaf_dsos(prof) -> list[str]:
+    frames = {r["frame_id"]: r["dso"] for r in prof.frames.to_pylist()}
+    stacks = dict(zip(prof.stacks["stack_id"].to_pylist(), prof.stacks["frame_ids"].to_pylist()))
+    return [(frames[stacks[s][0]] or "[unknown]") if stacks[s] else None
+            for s in prof.samples["stack_id"].to_pylist()]
 
 
 def _chains(path: Path):

@@ -133,6 +133,10 @@ class _Side:
             exec_ = bool(prot & PROT_EXEC)
         if not exec_:
             return
+        if fname == "//anon" or fname.startswith(("/dev/zero", "/anon_hugepage")):
+            # perf names anonymous executable memory (JIT code) after the map file a JIT
+            # writes for it
+            fname = f"/tmp/perf-{pid}.map"
         m = Map(start, start + length, pgoff, fname, bid, seq)
         cpumode = rec.misc & F.MISC_CPUMODE_MASK
         if pid == -1 or cpumode in (F.MISC_KERNEL, F.MISC_GUEST_KERNEL):
@@ -176,6 +180,26 @@ class _Side:
             ident = struct.unpack_from("<Q", p, q)[0] if rf & F.FORMAT_ID else sid.get("id", 0)
             m = self.pd.attr_for_id(ident) if ident else None
             self.reads.append(((m or a).index, ident, tid, v))
+
+
+def module_name(path: str, pd: PerfData) -> str:
+    """perf's name of a kernel module mapped from `path`: the path itself when the file's
+    build-id table (read before the records) names it, else '[name]' from the file name
+    ('.ko[.gz|.xz|.zst]' dropped, '-' as '_'), as perf names a module it first meets in an
+    MMAP record (pipe mode)."""
+    if path.startswith("["):
+        return path
+    if not pd.pipe:
+        if not hasattr(pd, "_bid_names"):
+            pd._bid_names = {name for _, _, name in pd.build_ids()}
+        if path in pd._bid_names:
+            return path
+    base = os.path.basename(path)
+    for ext in (".ko.gz", ".ko.xz", ".ko.zst", ".ko"):
+        if base.endswith(ext):
+            base = base[:-len(ext)]
+            break
+    return f"[{base.replace('-', '_')}]"
 
 
 def _comm_column(side: _Side, tid: np.ndarray, dseq: np.ndarray) -> pa.Array:
@@ -286,26 +310,45 @@ class _Symboliser:
                 return best
             if pid not in self.side.parent:
                 return None
-            pid = self.side.parent[pid][0]
+            # a child has a copy of its parent's maps as they were at the fork: what the
+            # parent maps later is not the child's
+            pid, forked = self.side.parent[pid]
+            t = min(t, forked)
+        return None
+
+    def kernel_dso(self, addr: int, mod: str | None, named: bool) -> str | None:
+        """The DSO perf gives a kernel address: the module whose map (MMAP record) holds it,
+        else the module kallsyms names, else the kernel's map; an address in no kernel map
+        of a file that has them is perf's [unknown] (None)."""
+        main = None
+        for m in reversed(self.side.kmaps):
+            if m.start <= addr < m.end:
+                if not m.name.startswith(KERNEL_DSO):
+                    return module_name(m.name, self.side.pd)
+                main = main or m
+        if mod:
+            return f"[{mod}]"
+        if named or main is not None:
+            return KERNEL_DSO
         return None
 
     def kernel(self, addrs: np.ndarray):
         """(symbol, offset, dso) lists for kernel addresses."""
         n = len(addrs)
         if self.ksyms is None:
-            return [None] * n, [None] * n, [KERNEL_DSO] * n
+            return [None] * n, [None] * n, [self.kernel_dso(a, None, False)
+                                            for a in addrs.tolist()]
         idx, off = self.ksyms.lookup(addrs)
         syms, offs, dsos = [], [], []
-        for i, o in zip(idx.tolist(), off.tolist()):
+        for a, i, o in zip(addrs.tolist(), idx.tolist(), off.tolist()):
             if i < 0:
                 syms.append(None)
                 offs.append(None)
-                dsos.append(KERNEL_DSO)
+                dsos.append(self.kernel_dso(a, None, False))
             else:
                 syms.append(self.ksyms.names[i])
                 offs.append(o)
-                mod = self.ksyms.mods[i]
-                dsos.append(f"[{mod}]" if mod else KERNEL_DSO)
+                dsos.append(self.kernel_dso(a, self.ksyms.mods[i], True))
         return syms, offs, dsos
 
     def user(self, pids: np.ndarray, addrs: np.ndarray, times: np.ndarray):
