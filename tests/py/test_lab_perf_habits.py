@@ -77,3 +77,18 @@ def test_stat_detailed_uses_the_cpus_table(arch):
                               "LLC-load-misses"]
     assert names[:8] == ["task-clock", "context-switches", "cpu-migrations", "page-faults",
                          "cycles", "instructions", "branches", "branch-misses"]
+
+
+def test_pmu_terms_from_the_guests_sysfs():
+    # the aarch64 guest's PMU is "armv8_pmuv3": its format says event = config:0-15, and
+    # its events/cpu_cycles alias is event=0x11 (CPU_CYCLES): three spellings, one count
+    res = lab("aarch64", "hpm", "stat", "-x,", "-e",
+              "armv8_pmuv3/event=0x11/,cycles,armv8_pmuv3/cpu_cycles/", "--", "hpm-loop", 1000,
+              "task-clock")
+    counts = [int(l.split(",")[0]) for l in res.stderr.decode().splitlines() if "," in l]
+    assert len(counts) == 3 and counts[0] == counts[1] == counts[2] > 0
+    # riscv64: the SBI PMU "cpu" publishes the terms event and firmware
+    res = guest.run("riscv64", ["hpm", "stat", "-e", "cpu/foo=1/", "--", "true"])
+    assert res.status == 1
+    assert "valid terms: config,config1,config2,period,freq,name" in res.stderr.decode()
+    assert "event" in res.stderr.decode().split("valid terms:")[1]
