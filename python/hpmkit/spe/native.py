@@ -133,6 +133,9 @@ class Stats:
         if self.cut_records:
             out.append(f"{self.cut_records} record(s) cut short by a bad byte or an operation type of class 3, "
                        "kept with the packets they had (as perf samples them)")
+        if self.empty_cuts:
+            out.append(f"{self.empty_cuts} decode error(s) between records made no record "
+                       "(perf makes an empty sample of each)")
         if self.dropped_records:
             out.append(f"{self.dropped_records} partial record(s) before the first complete record of their "
                        "stream dropped (broken by a bad byte or class-3 operation type, as perf drops them)")
