@@ -86,20 +86,19 @@ def test_output_name_is_a_directory(capsys, tmp_path, spe_file, cmd):
     assert list(blocker.iterdir()) == []
 
 
-def in_tmpfs(args, options: str):
-    """Run `hpmkit spe ARGS` with its output directory a fresh tmpfs (mount options), in a
+def in_tmpfs(args, options: str, mnt: Path):
+    """Run `hpmkit spe ARGS` with its output directory `mnt` a fresh tmpfs (mount options), in a
     private mount namespace. Returns (exit status, stderr, names left in the directory)."""
     unshare = shutil.which("unshare")
     if not unshare:
         pytest.fail("unshare (util-linux) is missing: it makes the read-only and full file systems")
-    mnt = "/tmp/hpmkit-spe-out"  # inside the namespace only (created there, on the private /tmp mount)
-    script = ('mkdir -p "$M" && mount -t tmpfs -o "$O" none "$M" || exit 99\n'
+    script = ('mount -t tmpfs -o "$O" none "$M" || exit 99\n'
               '"$@" >/dev/null; rc=$?\n'  # reports on stdout are not the point here
               'echo "rc=$rc"; ls -A "$M"')
     ns = [unshare, "-m"] if os.geteuid() == 0 else [unshare, "-rm"]
-    full = [a.replace("{out}", mnt) for a in args]
+    full = [a.replace("{out}", str(mnt)) for a in args]
     p = subprocess.run([*ns, "sh", "-c", script, "sh", str(HPMKIT), "spe", *full], capture_output=True, text=True,
-                       env={**os.environ, "M": mnt, "O": options}, timeout=120)
+                       env={**os.environ, "M": str(mnt), "O": options}, timeout=120)
     lines = p.stdout.splitlines()
     if p.returncode == 99 or not lines or not lines[0].startswith("rc="):
         pytest.fail(f"could not mount a tmpfs in a private mount namespace: {p.stderr.strip()}")
@@ -107,23 +106,23 @@ def in_tmpfs(args, options: str):
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)
-def test_read_only_file_system(spe_file, cmd):
-    rc, err, left = in_tmpfs(argv(cmd, spe_file, "{out}"), "ro,size=1m")
+def test_read_only_file_system(tmp_path, spe_file, cmd):
+    rc, err, left = in_tmpfs(argv(cmd, spe_file, "{out}"), "ro,size=1m", tmp_path)
     assert rc == 1
     one_line_error(err, "read-only")
     assert left == []
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)
-def test_full_file_system(spe_file, cmd):
-    rc, err, left = in_tmpfs(argv(cmd, spe_file, "{out}"), "size=4k")
+def test_full_file_system(tmp_path, spe_file, cmd):
+    rc, err, left = in_tmpfs(argv(cmd, spe_file, "{out}"), "size=4k", tmp_path)
     assert rc == 1
     one_line_error(err, "no space left")
     assert left == []
 
 
-def test_the_tmpfs_itself_works(spe_file):
+def test_the_tmpfs_itself_works(tmp_path, spe_file):
     """The same command succeeds on a tmpfs big enough (the failures above are the file system's)."""
-    rc, err, left = in_tmpfs(argv("decode-parquet", spe_file, "{out}"), "size=16m")
+    rc, err, left = in_tmpfs(argv("decode-parquet", spe_file, "{out}"), "size=16m", tmp_path)
     assert rc == 0, err
     assert sorted(left) == sorted(COMMANDS["decode-parquet"][2])
