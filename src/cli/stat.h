@@ -67,6 +67,7 @@ struct stat_state {
 	struct unit *units;
 	int nunits;
 	int nev;              /* events per set */
+	int gone;             /* threads that exited before they could be attached */
 	struct bin *bins;
 	int nbins;
 	/* over runs (-r), aggregate of all units */

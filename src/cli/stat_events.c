@@ -160,6 +160,17 @@ static int fatal(struct stat_state *st)
 	return -1;
 }
 
+#define GONE (-2) /* the thread of this set exited before it could be attached */
+
+/* A failed open: a thread that exited meanwhile is dropped (and counted),
+ * anything else is the error of the whole run. */
+static int failed(struct stat_state *st, int u, int err)
+{
+	if (err == -ESRCH && st->units[u].tid > 0)
+		return GONE;
+	return fatal(st);
+}
+
 /* One event outside braces. */
 static int add_single(struct builder *b, struct hpm_evset *set, const struct item *it)
 {
@@ -176,7 +187,7 @@ static int add_single(struct builder *b, struct hpm_evset *set, const struct ite
 		return push_op(b, OP_ADD, it->name, r, 1);
 	}
 	if (!unsupported(r))
-		return fatal(st);
+		return failed(st, 0, r);
 	return new_row(st, it->name, -1, ROW_NOT_SUPPORTED, hpm_ctx__last_error(st->ctx)) ? 0 : -1;
 }
 
@@ -229,7 +240,7 @@ static int add_group(struct builder *b, struct hpm_evset *set, const struct item
 	int first = hpm_evset__nr(set);
 	int r = hpm_evset__add_list(set, list);
 	if (r < 0)
-		return fatal(st);
+		return failed(st, 0, r);
 	for (int k = 0; k < r; k++)
 		if (!new_row(st, hpm_evset__name(set, first + k), first + k, ROW_COUNTED, NULL))
 			return -1;
@@ -243,9 +254,9 @@ static int add_metrics(struct builder *b, struct hpm_evset *set)
 		char buf[256];
 		snprintf(buf, sizeof(buf), "%s", b->o->metrics[i]);
 		for (char *save, *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
-			int first = hpm_evset__nr(set);
-			if (hpm_evset__add_metric_group(set, g) < 0)
-				return fatal(st);
+			int first = hpm_evset__nr(set), r = hpm_evset__add_metric_group(set, g);
+			if (r < 0)
+				return failed(st, 0, r);
 			int n = hpm_evset__nr(set) - first;
 			for (int k = 0; k < n; k++)
 				if (!new_row(st, hpm_evset__name(set, first + k), first + k, ROW_COUNTED,
@@ -346,7 +357,7 @@ static int replay(struct stat_state *st, struct builder *b, int u)
 		else
 			r = hpm_evset__add_metric_group(set, op->text);
 		if (r < 0)
-			return fatal(st);
+			return failed(st, u, r);
 		if (first != op->first || hpm_evset__nr(set) - first != op->n) {
 			fprintf(stderr, "hpm stat: '%s' opened differently on the CPUs or threads "
 					"counted; count them one by one (-C N, -t TID)\n", op->text);
@@ -356,37 +367,64 @@ static int replay(struct stat_state *st, struct builder *b, int u)
 	return 0;
 }
 
+static void drop_unit(struct stat_state *st, int u)
+{
+	hpm_evset__delete(st->units[u].set);
+	memmove(&st->units[u], &st->units[u + 1], sizeof(*st->units) * (size_t)(st->nunits - u - 1));
+	st->nunits--;
+	st->gone++;
+}
+
+/* The first set decides which events are counted and how. */
+static int build_first(struct stat_state *st, struct stat_opts *o, struct builder *b,
+		       struct items *it, pid_t child, unsigned flags)
+{
+	free(st->rows);
+	st->rows = NULL;
+	st->nrows = 0;
+	b->nops = 0;
+	bool defaults_only = !o->nevents && !o->nmetrics;
+	if (new_set(st, o, 0, child, flags, defaults_only))
+		return -1;
+	struct hpm_evset *set = st->units[0].set;
+	for (int i = 0; i < it->n;) {
+		int r;
+		if (it->v[i].flags & HPM_LIST_GROUP_START) {
+			int n = 1;
+			while (i + n < it->n && !(it->v[i + n - 1].flags & HPM_LIST_GROUP_END))
+				n++;
+			r = add_group(b, set, &it->v[i], n);
+			i += n;
+		} else {
+			r = add_single(b, set, &it->v[i]);
+			i++;
+		}
+		if (r)
+			return r;
+	}
+	return add_metrics(b, set);
+}
+
 int stat_build(struct stat_state *st, struct stat_opts *o, pid_t child, unsigned flags)
 {
 	struct items it = { 0 };
 	struct builder b = { .st = st, .o = o };
-	int ret = -1;
-	free(st->rows);
-	st->rows = NULL;
-	st->nrows = 0;
+	int ret = -1, r;
 	if (collect(st, o, &it))
 		goto out;
 	bool defaults_only = !o->nevents && !o->nmetrics;
-	if (new_set(st, o, 0, child, flags, defaults_only))
-		goto out;
-	struct hpm_evset *set = st->units[0].set;
-	for (int i = 0; i < it.n;) {
-		if (it.v[i].flags & HPM_LIST_GROUP_START) {
-			int n = 1;
-			while (i + n < it.n && !(it.v[i + n - 1].flags & HPM_LIST_GROUP_END))
-				n++;
-			if (add_group(&b, set, &it.v[i], n))
-				goto out;
-			i += n;
-		} else {
-			if (add_single(&b, set, &it.v[i]))
-				goto out;
-			i++;
+	/* threads can exit between being listed and being attached: drop and count them */
+	while ((r = build_first(st, o, &b, &it, child, flags)) == GONE) {
+		drop_unit(st, 0);
+		if (!st->nunits) {
+			fprintf(stderr, "hpm stat: every thread to count exited before it could be "
+					"attached\n");
+			goto out;
 		}
 	}
-	if (add_metrics(&b, set))
+	if (r)
 		goto out;
-	st->nev = hpm_evset__nr(set);
+	st->nev = hpm_evset__nr(st->units[0].set);
 	if (st->nev == 0) {
 		/* nothing at all could be opened: that is an error, with the first reason */
 		for (int i = 0; i < st->nrows; i++)
@@ -397,9 +435,15 @@ int stat_build(struct stat_state *st, struct stat_opts *o, pid_t child, unsigned
 		fprintf(stderr, "hpm stat: no event to count\n");
 		goto out;
 	}
-	for (int u = 1; u < st->nunits; u++)
-		if (new_set(st, o, u, child, flags, defaults_only) || replay(st, &b, u))
+	for (int u = 1; u < st->nunits; u++) {
+		if (new_set(st, o, u, child, flags, defaults_only))
 			goto out;
+		r = replay(st, &b, u);
+		if (r == GONE)
+			drop_unit(st, u--);
+		else if (r)
+			goto out;
+	}
 	for (int u = 0; u < st->nunits; u++) {
 		st->units[u].now = calloc((size_t)st->nev, sizeof(struct hpm_value));
 		st->units[u].prev = calloc((size_t)st->nev, sizeof(struct hpm_value));

@@ -252,6 +252,31 @@ void stat_print_interval(struct stat_state *st, struct stat_opts *o, double t)
 	free(v);
 }
 
+static struct stat_state *order_st;
+
+static int cmp_bin(const void *a, const void *b)
+{
+	double x = order_st->bin_total[*(const int *)a][0].scaled;
+	double y = order_st->bin_total[*(const int *)b][0].scaled;
+	return x < y ? 1 : x > y ? -1 : *(const int *)a - *(const int *)b;
+}
+
+/* Print order of the bins: as counted, except the threads of the whole
+ * system (--per-thread -a), which perf lists busiest first. */
+static int *bin_order(struct stat_state *st, struct stat_opts *o)
+{
+	int *order = malloc(sizeof(int) * (size_t)(st->nbins + 1));
+	if (!order)
+		return NULL;
+	for (int b = 0; b < st->nbins; b++)
+		order[b] = b;
+	if (o->aggr == AGGR_THREAD && o->all_cpus && st->nev) {
+		order_st = st;
+		qsort(order, (size_t)st->nbins, sizeof(int), cmp_bin);
+	}
+	return order;
+}
+
 /* stddev of the mean, relative to the mean, in percent (perf's "+-") */
 static double rel_err(double sum, double sumsq, int n)
 {
@@ -321,9 +346,14 @@ static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
 	/* perf's order: per thread, each thread's events; otherwise each event's bins */
 	bool thread_major = o->aggr == AGGR_THREAD;
 	int outer = thread_major ? st->nbins : st->nrows, inner = thread_major ? st->nrows : st->nbins;
+	int *order = bin_order(st, o);
+	if (!order) {
+		free(v);
+		return;
+	}
 	for (int a = 0; a < outer; a++)
 		for (int c = 0; c < inner; c++) {
-			int b = thread_major ? a : c, r = thread_major ? c : a;
+			int b = order[thread_major ? a : c], r = thread_major ? c : a;
 			const struct row *row = &st->rows[r];
 			final_values(st, b, v);
 			if (!bin_shown(st, o, v))
@@ -373,11 +403,15 @@ static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
 	fprintf(f, "\n PMU table: %s (%s)\n", hpm_ctx__pmu(st->ctx) ? hpm_ctx__pmu(st->ctx) : "none",
 		hpm_ctx__cpu_id(st->ctx));
 	not_supported_notes(f, st);
+	if (st->gone)
+		fprintf(f, " not counted: %d thread%s that exited before hpm could attach to %s\n",
+			st->gone, st->gone == 1 ? "" : "s", st->gone == 1 ? "it" : "them");
 	char q[sizeof(st->quirks)];
 	memcpy(q, st->quirks, sizeof(q));
 	for (char *save, *l = strtok_r(q, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		fprintf(f, " warning: %s\n", l);
 	fprintf(f, "\n");
+	free(order);
 	free(v);
 }
 
@@ -390,9 +424,14 @@ static void report_csv(FILE *f, struct stat_state *st, struct stat_opts *o)
 	char label[96];
 	bool thread_major = o->aggr == AGGR_THREAD;
 	int outer = thread_major ? st->nbins : st->nrows, inner = thread_major ? st->nrows : st->nbins;
+	int *order = bin_order(st, o);
+	if (!order) {
+		free(v);
+		return;
+	}
 	for (int a = 0; a < outer; a++)
 		for (int c = 0; c < inner; c++) {
-			int b = thread_major ? a : c, r = thread_major ? c : a;
+			int b = order[thread_major ? a : c], r = thread_major ? c : a;
 			const struct row *row = &st->rows[r];
 			final_values(st, b, v);
 			if (!bin_shown(st, o, v))
@@ -416,6 +455,10 @@ static void report_csv(FILE *f, struct stat_state *st, struct stat_opts *o)
 	memcpy(q, st->quirks, sizeof(q));
 	for (char *save, *l = strtok_r(q, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		fprintf(f, "# warning: %s\n", l);
+	if (st->gone)
+		fprintf(f, "# not counted: %d thread(s) that exited before hpm could attach\n",
+			st->gone);
+	free(order);
 	free(v);
 }
 
@@ -493,7 +536,7 @@ static void report_json(FILE *f, struct stat_state *st, struct stat_opts *o)
 			fputs(n++ ? ", " : "", f);
 			json_string(f, st->rows[r].why);
 		}
-	fprintf(f, "],\n  \"per\": [");
+	fprintf(f, "],\n  \"threads_gone\": %d,\n  \"per\": [", st->gone);
 	if (o->aggr != AGGR_GLOBAL) {
 		struct hpm_value *v = st->total;
 		for (int b = 0; b < st->nbins; b++) {

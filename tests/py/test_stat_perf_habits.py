@@ -437,3 +437,16 @@ def test_help_shows_every_new_option_with_an_example():
     for ex in ("hpm stat -I 100", "hpm stat -d", "hpm stat -a -A", "--per-thread -p",
                "hpm stat -D 500", "-C 0,2-3 --per-core"):
         assert ex in h, ex
+
+
+def test_per_thread_system_wide_busiest_first_like_perf():
+    ours = [l.split(",") for l in csv_lines(hpm("stat", "-a", "--per-thread", "-x,", "-e",
+                                                 "context-switches", "--", "sleep", "0.2",
+                                                 check_rc=0).stderr)]
+    theirs = [l.split(",") for l in csv_lines(run([perf(), "stat", "-a", "--per-thread", "-x,",
+                                                   "-e", "context-switches", "--", "sleep",
+                                                   "0.2"], check_rc=0).stderr)]
+    for rows_ in (ours, theirs):
+        assert rows_ and all(re.fullmatch(r".+-\d+", f[0]) for f in rows_)
+        counts = [int(f[1]) for f in rows_]
+        assert counts == sorted(counts, reverse=True) and counts[-1] > 0
