@@ -186,3 +186,33 @@ def test_recording_without_samples_imports_empty(tmp_path):
     assert p.stderr.strip() == "note: the recording holds no samples"
     prof = ingest(data)
     assert prof.samples.num_rows == 0 and prof.meta["events"][0]["name"] == "task-clock"
+
+
+def test_mutated_corpus_files_give_errors_not_crashes(tmp_path):
+    """Random bytes changed (headers, attrs, records, features, compressed and pipe-mode
+    streams) and random cuts: an import, or one HpmkitError of one line; never another
+    exception, never a crash of the C scanner."""
+    import lzma
+    import random
+
+    from hpmkit.errors import HpmkitError
+    corpus = sorted((ROOT / "tests/data/perfdata").glob("*/*.xz"))
+    blobs = [b for b in (lzma.decompress(f.read_bytes()) for f in corpus) if len(b) < 300000]
+    r = random.Random(7)
+    outcomes = {"ok": 0, "error": 0}
+    f = tmp_path / "m.data"
+    for _ in range(250):
+        b = bytearray(r.choice(blobs))
+        for _ in range(r.randrange(1, 8)):
+            pos = r.randrange(len(b)) if r.random() < 0.7 else r.randrange(min(600, len(b)))
+            b[pos] = r.getrandbits(8)
+        if r.random() < 0.3:
+            del b[r.randrange(len(b)):]
+        f.write_bytes(bytes(b))
+        try:
+            ingest(f, srcline="none")
+            outcomes["ok"] += 1
+        except HpmkitError as e:
+            assert "\n" not in str(e)
+            outcomes["error"] += 1
+    assert outcomes["ok"] > 50 and outcomes["error"] > 20
