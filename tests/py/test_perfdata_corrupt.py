@@ -201,7 +201,7 @@ def test_mutated_corpus_files_give_errors_not_crashes(tmp_path):
     r = random.Random(7)
     outcomes = {"ok": 0, "error": 0}
     f = tmp_path / "m.data"
-    for _ in range(250):
+    for _ in range(150):
         b = bytearray(r.choice(blobs))
         for _ in range(r.randrange(1, 8)):
             pos = r.randrange(len(b)) if r.random() < 0.7 else r.randrange(min(600, len(b)))
@@ -215,4 +215,4 @@ def test_mutated_corpus_files_give_errors_not_crashes(tmp_path):
         except HpmkitError as e:
             assert "\n" not in str(e)
             outcomes["error"] += 1
-    assert outcomes["ok"] > 50 and outcomes["error"] > 20
+    assert outcomes["ok"] > 30 and outcomes["error"] > 10

@@ -137,6 +137,10 @@ class PerfData:
         return PerfDataError(self.path, f"byte {offset}: {what}", hint)
 
     def _pread(self, offset: int, n: int) -> bytes:
+        """Up to n bytes at offset (fewer at the end of the file, none past it)."""
+        n = max(0, min(n, (self.size or 0) - offset))
+        if not n or offset < 0:
+            return b""
         return os.pread(self._f.fileno(), n, offset)
 
     # -- header --------------------------------------------------------------------------
