@@ -70,7 +70,7 @@ static bool parse_cache_name(const char *name, uint64_t *config)
 {
 	for (unsigned id = 0; id < ARRAY_SIZE(cache_ids); id++) {
 		size_t il = strlen(cache_ids[id]);
-		if (name[il] != '-' || strncasecmp(name, cache_ids[id], il))
+		if (strncasecmp(name, cache_ids[id], il) || name[il] != '-') /* no read past a short name */
 			continue;
 		const char *rest = name + il + 1;
 		for (unsigned op = 0; op < ARRAY_SIZE(cache_ops); op++) {
