@@ -93,8 +93,10 @@ HPM_API int hpm_ctx__parse_list(struct hpm_ctx *ctx, const char *list, hpm_list_
 	const char *p = list;
 	bool in_group = false;
 	int group_first = 0, r = 0;
-	/* members of the open group wait here until '}' tells their modifiers */
-	char members[64][TOK_MAX];
+	/* members of the open group wait until '}' tells their modifiers: where
+	 * they are in the list (no copies: a fresh process pays per stack page) */
+	const char *mstart[64];
+	size_t mlen[64];
 	int nmembers = 0;
 	while (*p && !r) {
 		while (*p == ',' || isspace((unsigned char)*p))
@@ -109,10 +111,13 @@ HPM_API int hpm_ctx__parse_list(struct hpm_ctx *ctx, const char *list, hpm_list_
 			nmembers = 0;
 			group_first = e.n;
 			p++;
+			while (isspace((unsigned char)*p))
+				p++;
 		}
 		char tok[TOK_MAX];
 		size_t n = 0;
 		bool in_terms = false;
+		const char *start = p;
 		while (*p && (in_terms || (*p != ',' && *p != '}' && *p != '{'))) {
 			if (*p == '/')
 				in_terms = !in_terms;
@@ -131,7 +136,8 @@ HPM_API int hpm_ctx__parse_list(struct hpm_ctx *ctx, const char *list, hpm_list_
 			if (nmembers == 64)
 				return hpm__err(ctx, -E2BIG, "a group holds at most 64 events in '%s'",
 						list);
-			copy_str(members[nmembers++], TOK_MAX, tok);
+			mstart[nmembers] = start;
+			mlen[nmembers++] = n;
 			(void)opens;
 		} else if (strpbrk(tok, "*?[") && strchr(tok, ':') && !strchr(tok, '/')) {
 			struct glob_arg g = { .e = &e, .flags = 0 };
@@ -159,7 +165,8 @@ HPM_API int hpm_ctx__parse_list(struct hpm_ctx *ctx, const char *list, hpm_list_
 			}
 			for (int i = 0; i < nmembers && !r; i++) {
 				char name[TOK_MAX];
-				copy_str(name, sizeof(name), members[i]);
+				memcpy(name, mstart[i], mlen[i]);
+				name[mlen[i]] = 0;
 				add_group_mods(name, sizeof(name), mods);
 				if (strpbrk(name, "*?[") && strchr(name, ':') && !strchr(name, '/')) {
 					struct glob_arg g = { .e = &e, .in_group = true,

@@ -232,6 +232,10 @@ TEST(event_lists_split_like_perf)
 	CHECK_CONTAINS(hpm_ctx__last_error(ctx), "missing '/'");
 	CHECK_EQ_INT(hpm_ctx__parse_list(ctx, "{a,{b}}", note, &s), -EINVAL);
 	CHECK_EQ_INT(hpm_ctx__parse_list(ctx, "a,,b,", note, &s), 2);
+	s.n = 0;
+	CHECK_EQ_INT(hpm_ctx__parse_list(ctx, "{ a , b }:k", note, &s), 2);
+	CHECK_EQ_STR(s.names[0], "a:k");
+	CHECK_EQ_STR(s.names[1], "b:k");
 	done(ctx);
 }
 
