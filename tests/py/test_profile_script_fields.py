@@ -38,7 +38,7 @@ def recordings(tmp_path_factory):
                         "sh", "-c", "for i in $(seq 1 100000); do :; done"], capture_output=True)
     assert p.returncode == 0, p.stderr
     out["nog"] = nog
-    for name in ("taskclock-g", "two-events", "forkexec-pagefaults"):
+    for name in ("taskclock-g", "taskclock-g-zstd", "two-events", "forkexec-pagefaults"):
         f = d / f"{name}.data"
         f.write_bytes(lzma.decompress((CORPUS / f"{name}.data.xz").read_bytes()))
         out[name] = f
@@ -107,7 +107,8 @@ def same_events(a: dict, b: dict) -> None:
 
 
 @pytest.mark.parametrize("fields", FIELD_SETS, ids=lambda f: " ".join(f) or "default")
-@pytest.mark.parametrize("rec", ["nog", "taskclock-g", "two-events", "forkexec-pagefaults"])
+@pytest.mark.parametrize("rec", ["nog", "taskclock-g", "taskclock-g-zstd", "two-events",
+                                 "forkexec-pagefaults"])
 def test_field_set_totals_equal_perf_report(recordings, tmp_path, rec, fields):
     data = recordings[rec]
     text = tmp_path / "out.txt"
