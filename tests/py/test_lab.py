@@ -137,10 +137,11 @@ def test_multiplexing_is_scaled_on_aarch64():
 def test_riscv_quirks_are_reported_not_hidden():
     d = stat_json("riscv64", "instructions:u,instructions:u,cycles:u", "hpm-loop", 1000)
     q = " ".join(d["quirks"])
-    # QEMU 7.2 counted kernel work in ':u' events; QEMU 10 honours exclude_kernel, so the
-    # check runs and stays silent (12,247 = 2*1000 + the program's own user work)
+    # QEMU 7.2 counted kernel work in ':u' events (exec alone is >100,000 kernel
+    # instructions); QEMU 10 honours exclude_kernel, so the check runs and stays silent:
+    # 2*1000 for the loop + ~10,000 of the static binary's own start-up, no kernel work
     assert "counts kernel work in ':u' events" not in q
-    assert [e["value"] for e in d["events"]][0] == 12247
+    assert 2 * 1000 < [e["value"] for e in d["events"]][0] < 2 * 1000 + 15000
     # still true in QEMU 10: a second counter on the same event reads 0
     assert "count the same event but one reads 0" in q
     res = lab("riscv64", "hpm", "stat", "--", "hpm-loop", "1000")
