@@ -323,9 +323,9 @@ class PerfData:
     def _prelude(self) -> None:
         """Read the records before the first kernel, AUXTRACE or compressed record (attrs,
         features, tracing data): what a pipe-mode file says about itself."""
-        self._src = Source(self._f if self.size is None else self._f, F.PIPE_HEADER_SIZE, None)
+        self._src = Source(self._f, F.PIPE_HEADER_SIZE, None)
         if self.size is None:
-            self._src.seekable = False
+            self._src.seekable = False      # standard input, even when it is a file
         self._prelude_records: list[Record] = []
         for rec in self._walk(self._src, stop_at_kernel=True):
             self._prelude_records.append(rec)

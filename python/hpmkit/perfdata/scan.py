@@ -173,7 +173,7 @@ class _Native:
             raise self.pd.error(off.value, why)
 
     def note(self, rec: Record) -> None:
-        raw = F_pack(rec)
+        raw = _pack(rec)
         if self.lib.pdscan__note(self.h, rec.offset, raw, len(raw)) < 0:
             raise MemoryError("pdscan__note")
 
@@ -181,7 +181,7 @@ class _Native:
         self.lib.pdscan__count(self.h, typ, 1)
 
 
-def F_pack(rec: Record) -> bytes:
+def _pack(rec: Record) -> bytes:
     return rec.type.to_bytes(4, "little") + rec.misc.to_bytes(2, "little") + \
         rec.size.to_bytes(2, "little") + rec.payload
 
