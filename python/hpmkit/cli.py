@@ -111,20 +111,48 @@ def _regions(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = _parser(argv).parse_args(argv)
+    """Every command ends here: errors are one line, an interrupt is one line and exit 130
+    (outputs are written to a temporary name and renamed when complete, so an interrupted
+    command leaves no half-written file), a closed stdout ends the command quietly."""
+    from .progress import close_all
     try:
+        argv = sys.argv[1:] if argv is None else list(argv)
+        args = _parser(argv).parse_args(argv)
         rc = args.run(args)
         sys.stdout.flush()
         if isinstance(rc, int):
             return rc
     except HpmkitError as e:
-        print(f"hpmkit: {e}", file=sys.stderr)
+        close_all()
+        _say(f"hpmkit: {e}")
         return e.exit_code
+    except KeyboardInterrupt:
+        close_all()
+        _say("hpmkit: interrupted")
+        _quiet_stdout()
+        return 130
     except BrokenPipeError:
-        # `hpmkit ... | head` closed the pipe: not an error, but Python would complain at exit
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # `hpmkit ... | head` closed the pipe: not an error. Files named by options are written
+        # before the report goes to stdout, so they are complete.
+        close_all()
+        _quiet_stdout()
     return 0
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: Python would otherwise report the unflushed rest at exit
+    (a closed pipe) or print half a report after the interrupt line."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

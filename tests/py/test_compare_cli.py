@@ -135,14 +135,39 @@ def test_export_contexts_makes_its_folder_and_refuses_a_file(sides, tmp_path):
     assert p.returncode == 2 and p.stderr.strip().endswith("exists and is not a folder"), p.stderr
 
 
-def test_quiet_prints_no_progress(capsys):
-    from hpmkit.compare import cli
-    for quiet, printed in ((True, ""), (False, "compare:")):
-        prog = cli._Progress(quiet)
+def test_progress_one_line_per_stage_and_nothing_with_q():
+    import io
+    from hpmkit.progress import Progress
+    for quiet, want in ((True, ""), (False, "compare: matching contexts (10.0 s)\n"
+                                           "compare: outlier detection (cpi, 9 contexts) (10.0 s)\n")):
+        err = io.StringIO()
+        prog = Progress("compare", quiet=quiet, stream=err, tty=False)
         prog.t0 -= 10  # as if the run had taken ten seconds already
-        prog("matching pipe")
-        err = capsys.readouterr().err
-        assert err.startswith(printed) and (printed or err == "")
+        for wl in ("pipe", "futex", "mmap"):
+            prog("matching contexts", wl)
+        for det in ("LOF", "ECOD"):
+            prog("outlier detection (cpi, 9 contexts)", det)
+        import re
+        assert re.sub(r"\(\d+\.\d s\)", "(10.0 s)", err.getvalue()) == want
+
+
+def test_progress_is_a_bar_on_a_terminal():
+    import io
+    from hpmkit.progress import Progress
+    err = io.StringIO()
+    prog = Progress("compare", stream=err, tty=True, delay=0)
+    for i, wl in enumerate(("pipe", "futex", "mmap")):
+        prog("reading side A", wl, i, 3)
+    prog.close()
+    out = err.getvalue()
+    # drawn in place on one line (carriage returns, no newline), wiped when the stage ends
+    assert out.startswith("\rcompare: reading side A:") and "/3 [" in out and "\n" not in out
+    assert out.endswith("\r") and out.rsplit("\r", 2)[1].strip() == ""
+
+
+def test_quiet_run_prints_nothing_on_stderr(sides, tmp_path):
+    p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--json", tmp_path / "r.json", "-q", cwd=tmp_path)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
 
 
 def _explain(path):

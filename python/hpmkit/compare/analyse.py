@@ -54,6 +54,15 @@ class Options:
     noise_check: bool = True                    # flags must clear the ratio's 95% interval
 
 
+FLAT = 1e-3   # ratios that all lie within 0.1 % of each other carry no information
+
+
+def flat(vals) -> bool:
+    """All positive ratios within FLAT of each other (CPI when cycles are counted as instructions)."""
+    vals = [v for v in vals if v is not None and math.isfinite(v) and v > 0]
+    return bool(vals) and max(vals) <= min(vals) * (1 + FLAT)
+
+
 @dataclass
 class Row:
     workload: str
@@ -76,6 +85,14 @@ class Row:
     @property
     def function(self) -> str:
         return self.group.anchor[-1]
+
+    @property
+    def pseudo(self) -> bool:
+        """The context names no function: `[kernel-entry]` (samples in the entry code),
+        `[unknown]` (an unresolved frame). Such a context is never ranked: there is nothing
+        a port could fix under that name."""
+        f = self.function
+        return f.startswith("[") and f.endswith("]")
 
     def ci(self, metric: str) -> tuple[float, float]:
         """Approximate 95% interval of the ratio from sampling noise (Poisson counts)."""
@@ -193,7 +210,7 @@ def _fold_notes(side: str, notes: list[str]) -> list[str]:
 
 def run(a: Contexts, b: Contexts, opts: Options | None = None, progress=None) -> Result:
     opts = opts or Options()
-    say = progress or (lambda s: None)
+    say = progress or (lambda *a: None)
     warnings: list[str] = _fold_notes(a.isa or a.label, a.notes) + _fold_notes(b.isa or b.label, b.notes)
     if opts.normalise not in ("total", "none"):
         raise UsageError(f"--normalise: '{opts.normalise}' is not total or none")
@@ -214,7 +231,7 @@ def run(a: Contexts, b: Contexts, opts: Options | None = None, progress=None) ->
     rows: list[Row] = []
     unmatched: dict[str, list[list[tuple]]] = {}
     for wl in wls:
-        say(f"matching {wl}")
+        say("matching contexts", wl)
         ca, cb = a.by_workload[wl], b.by_workload[wl]
         ta, tb = a.totals[wl], b.totals[wl]
         wcov = cov.workload.setdefault(wl, [[ta[0], 0.0, 0.0], [tb[0], 0.0, 0.0]])
@@ -268,6 +285,13 @@ def run(a: Contexts, b: Contexts, opts: Options | None = None, progress=None) ->
             r.rate[m] = float(rate[i])
             r.votes[m] = [k for k, f in d.flags.items() if f[i]] if i in flagged else []
     medians = {m: float(np.median([r.ratio[m] for r in live])) for m in metrics}
+    for m in metrics:
+        vals = [r.ratio[m] for r in live]
+        if m == "cpi" and flat(vals):
+            warnings.append(f"cpi: the ratio is {medians[m]:.2f} in every context (within {FLAT:.1%}): cycles equal "
+                            "instructions in "
+                            "these recordings (as under QEMU -icount, which counts instructions only), so CPI "
+                            "says nothing here; CPI differences need hardware counters")
     within_noise = 0
     for r in live:
         r.score = 0.0
@@ -287,7 +311,12 @@ def run(a: Contexts, b: Contexts, opts: Options | None = None, progress=None) ->
                 r.anomalous.append(m)
             r.parts[m] = part
             r.score += part
-    ranked = sorted((r for r in live if r.score > 0),
+    pseudo = sorted({r.function for r in live if r.score > 0 and r.pseudo})
+    if pseudo:
+        n = sum(1 for r in live if r.score > 0 and r.pseudo)
+        warnings.append(f"{n} anomalous context(s) named by a pseudo-frame ({', '.join(pseudo)}) not ranked: "
+                        "they name no function (--explain lists them)")
+    ranked = sorted((r for r in live if r.score > 0 and not r.pseudo),
                     key=lambda r: (-r.score, r.workload, r.space, r.group.anchor))
     for i, r in enumerate(ranked, 1):
         r.rank = i

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 EPILOG = """\
@@ -69,19 +68,6 @@ def add_parser(sub, raw_formatter) -> None:
     p.set_defaults(run=_run)
 
 
-class _Progress:
-    """Progress lines on stderr, only once a run has taken more than a second; none with -q."""
-
-    def __init__(self, quiet: bool = False) -> None:
-        self.t0 = time.monotonic()
-        self.quiet = quiet
-
-    def __call__(self, msg: str) -> None:
-        dt = time.monotonic() - self.t0
-        if dt > 1.0 and not self.quiet:
-            print(f"compare: {dt:5.1f}s {msg}", file=sys.stderr, flush=True)
-
-
 def _list(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -109,11 +95,14 @@ def _run(args) -> int:
         d = Path(args.export_contexts)
         if d.exists() and not d.is_dir():
             raise UsageError(f"--export-contexts {d}: exists and is not a folder")
-    prog = _Progress(args.quiet)
+    from ..progress import Progress
+    prog = Progress("compare", quiet=args.quiet)
     truth = truthmod.load(Path(args.truth)) if args.truth else None
-    ta = inputs.load_side(inputs.expand(args.a), prog)
-    tb = inputs.load_side(inputs.expand(args.vs), prog)
+    pa, pb = inputs.expand(args.a), inputs.expand(args.vs)   # both sides exist before any is read
+    ta = inputs.load_side(pa, prog, "reading side A")
+    tb = inputs.load_side(pb, prog, "reading side B")
     if ta.isa and tb.isa and ta.isa == tb.isa:
+        prog.close()
         print(f"hpmkit: compare: warning: both sides are {ta.isa}", file=sys.stderr)
     if args.export_contexts:
         d = Path(args.export_contexts)
@@ -160,12 +149,13 @@ def _run(args) -> int:
         import json
         inputs.atomic_write(Path(args.json), json.dumps(s, indent=1) + "\n")
     if args.html:
-        prog("writing HTML")
+        prog("writing the HTML report")
         with paused():
             page = html.render(res, s)
         inputs.atomic_write(Path(args.html), page)
     if args.explain:
         _write_explain(args.explain, res)
+    prog.close()
     if not args.quiet and args.explain != "-":
         sys.stdout.write(text.render(s))
     return 0

@@ -167,7 +167,7 @@ def detect_metric(metric: str, x: np.ndarray, detectors: list[str], *, seed: int
     order = np.argsort(x, kind="stable")
     for name in detectors:
         if progress:
-            progress(f"{metric}: {LABELS[name]} on {n} contexts")
+            progress(f"outlier detection ({metric}, {n} contexts)", LABELS[name])
         if name == "zscore":
             z = robust_z(x)
             lab = z > ZSCORE_CUT

@@ -41,6 +41,9 @@ def _why(r: Row, res: Result) -> tuple[str, str]:
         return "thin", f"no ratio for {', '.join(bad)} (zero on a side)"
     if r.rank is not None:
         return "ranked", f"anomalous on {', '.join(r.anomalous)}"
+    if r.pseudo and r.score > 0:
+        return "not-ranked", (f"anomalous on {', '.join(r.anomalous)}, but {r.function} is a pseudo-frame "
+                              "that names no function: never ranked")
     if not res.detection:
         return "not-ranked", (f"nothing ranked: only {len(res.rows) - res.thin} matched context(s) have "
                               f"enough samples, detection needs --min-contexts {o.min_contexts}")

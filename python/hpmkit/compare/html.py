@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .analyse import Result
+from .analyse import Result, flat as analyse_flat
 from .contexts import KERNEL
 
 CSS = """
@@ -149,9 +149,44 @@ def flame_svg(res: Result, wl: str, metric_i: int, width: int = 1100, row: int =
     return "".join(parts)
 
 
-def scatter_svg(res: Result, metric: str, w: int = 420, h: int = 300, cap: int = 4000) -> str:
+def flat_metric(res: Result, metric: str) -> bool:
+    """Every context has the same ratio of `metric` (CPI when cycles are counted as
+    instructions, as under QEMU -icount): a plot of it would be noise around one value."""
+    return analyse_flat([r.ratio.get(metric) for r in res.rows if not r.thin])
+
+
+def _ticks(lo: float, hi: float, most: int = 7) -> list[int]:
+    """Whole-number ticks of a log axis between lo and hi, thinned to at most `most`."""
+    first, last = math.ceil(lo - 1e-9), math.floor(hi + 1e-9)
+    step = max(1, math.ceil((last - first + 1) / most))
+    first = -(-first // step) * step    # multiples of the step: x1 (2^0) is always a tick
+    return list(range(first, last + 1, step))
+
+
+def _ratio_label(k: int) -> str:
+    return f"×{2 ** k:g}" if k >= 0 else f"×1/{2 ** -k:g}"
+
+
+def _share_ticks(lo: float, hi: float) -> list[float]:
+    """log10 positions of the share axis: whole decades, and 2x/5x marks when the range holds
+    fewer than two decades."""
+    ticks = [float(k) for k in _ticks(lo, hi)]
+    if len(ticks) < 2:
+        ticks = sorted(v for k in range(math.floor(lo), math.ceil(hi) + 1)
+                       for v in (k, k + math.log10(2), k + math.log10(5)) if lo - 1e-9 <= v <= hi + 1e-9)
+    return ticks
+
+
+def _share_label(v: float) -> str:
+    pct = 100 * 10.0 ** v
+    return f"{pct:.3g}%" if pct >= 0.001 else f"{pct:.0e}%"
+
+
+def scatter_svg(res: Result, metric: str, w: int = 440, h: int = 300, cap: int = 4000) -> str:
     """log2 ratio (y) against the context's share of A's work (x, log10), one dot per non-thin
-    matched context; red: anomalous on this metric, orange: flagged but within noise."""
+    matched context; red: anomalous on this metric, orange: flagged but within noise. Both
+    axes carry ticks at whole powers (of 10 for the share, of 2 for the ratio), labelled in
+    the units a reader thinks in (percent, times); everything drawn stays in the viewBox."""
     live = [r for r in res.rows if not r.thin]
     if not live:
         return ""
@@ -166,6 +201,8 @@ def scatter_svg(res: Result, metric: str, w: int = 420, h: int = 300, cap: int =
         pts.append((math.log10(share), math.log2(rat), state, r))
     if not pts:
         return ""
+    # the median line of a log axis is the median of the plotted log values, of every point
+    med = float(np.median([p[1] for p in pts]))
     if len(pts) > cap:  # keep every marked point and an even thinning of the rest
         marked = [p for p in pts if p[2]]
         rest = [p for p in pts if not p[2]]
@@ -174,19 +211,36 @@ def scatter_svg(res: Result, metric: str, w: int = 420, h: int = 300, cap: int =
     xs = np.array([p[0] for p in pts])
     ys = np.array([p[1] for p in pts])
     x0, x1 = float(xs.min()), float(xs.max())
-    y0, y1 = float(min(ys.min(), -0.5)), float(max(ys.max(), 0.5))
-    x1 = x1 if x1 > x0 else x0 + 1
-    pad = 34
-    sx = lambda v: pad + (v - x0) / (x1 - x0) * (w - pad - 8)  # noqa: E731
-    sy = lambda v: h - pad - (v - y0) / (y1 - y0) * (h - pad - 8)  # noqa: E731
-    med = math.log2(res.medians[metric]) if res.medians.get(metric, 0) > 0 else 0.0
+    if x1 - x0 < 1:   # at least one decade, so the axis has a tick to read
+        mid = (x0 + x1) / 2
+        x0, x1 = mid - 0.5, mid + 0.5
+    y0, y1 = float(min(ys.min(), -1.0)), float(max(ys.max(), 1.0))   # x1/2 .. x2 at least
+    # a little room around the extreme points, so no dot sits on the frame
+    dx, dy = (x1 - x0) * 0.03, (y1 - y0) * 0.04
+    x0, x1, y0, y1 = x0 - dx, x1 + dx, y0 - dy, y1 + dy
+    # plot area inside margins that hold tick labels (left, bottom) and point labels (top, right)
+    left, right, top, bottom = 52, 26, 14, 40
+    pw, ph = w - left - right, h - top - bottom
+    sx = lambda v: left + (v - x0) / (x1 - x0) * pw  # noqa: E731
+    sy = lambda v: top + ph - (v - y0) / (y1 - y0) * ph  # noqa: E731
     out = [f'<svg class="scatter" width="{w}" height="{h}" viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg" '
            f'role="img" aria-label="{_e(metric)} ratio scatter">',
-           f'<rect x="{pad}" y="0" width="{w - pad}" height="{h - pad}" fill="#fafafa" stroke="#ccc"/>',
-           f'<line x1="{pad}" x2="{w}" y1="{sy(med):.1f}" y2="{sy(med):.1f}" stroke="#888" stroke-dasharray="3,3"/>',
-           f'<text x="{pad + 2}" y="{sy(med) - 3:.1f}">median {res.medians[metric]:.2f}</text>',
-           f'<text x="{w / 2:.0f}" y="{h - 6}">share of A\'s {idx} (log10: {x0:.1f} .. {x1:.1f})</text>',
-           f'<text x="10" y="{h / 2:.0f}" transform="rotate(-90 10 {h / 2:.0f})">log2 {_e(metric)} ratio A/B</text>']
+           f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#ccc"/>']
+    for k in _share_ticks(x0, x1):
+        x = sx(k)
+        out.append(f'<line class="tick" x1="{x:.1f}" x2="{x:.1f}" y1="{top + ph}" y2="{top + ph + 4}" stroke="#666"/>'
+                   f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + ph}" stroke="#eee"/>'
+                   f'<text class="tick-label" x="{x:.1f}" y="{top + ph + 14}" text-anchor="middle">{_share_label(k)}</text>')
+    for k in _ticks(y0, y1):
+        y = sy(k)
+        out.append(f'<line class="tick" x1="{left - 4}" x2="{left}" y1="{y:.1f}" y2="{y:.1f}" stroke="#666"/>'
+                   f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>'
+                   f'<text class="tick-label" x="{left - 6}" y="{y + 3:.1f}" text-anchor="end">{_ratio_label(k)}</text>')
+    out += [f'<line x1="{left}" x2="{left + pw}" y1="{sy(med):.1f}" y2="{sy(med):.1f}" stroke="#888" stroke-dasharray="3,3"/>',
+            f'<text x="{left + pw - 2}" y="{max(sy(med) - 3, top + 9):.1f}" text-anchor="end">median ×{2 ** med:.2f}</text>',
+            f'<text x="{left + pw / 2:.0f}" y="{h - 6}" text-anchor="middle">share of A\'s {_e(idx)} (log scale)</text>',
+            f'<text x="11" y="{top + ph / 2:.0f}" text-anchor="middle" transform="rotate(-90 11 {top + ph / 2:.0f})">'
+            f'{_e(metric)} ratio A/B (log scale)</text>']
     colors = ("#9aa", "#f90", "#d11")
     for x, y, st, r in sorted(pts, key=lambda p: p[2]):
         tip = f"{r.function} ({r.workload}) ratio {r.ratio[metric]:.2f}" + (f" rank {r.rank}" if r.rank else "")
@@ -194,7 +248,11 @@ def scatter_svg(res: Result, metric: str, w: int = 420, h: int = 300, cap: int =
                    f'<title>{_e(tip)}</title></circle>')
     for x, y, st, r in pts:
         if r.rank and r.rank <= 5 and metric in r.anomalous:
-            out.append(f'<text x="{sx(x) + 4:.1f}" y="{sy(y) - 3:.1f}">#{r.rank}</text>')
+            # beside the dot, on the side with room; never past the edge of the picture
+            px, py = sx(x), sy(y)
+            lx, anchor = (px + 4, "start") if px < left + pw - 24 else (px - 4, "end")
+            ly = min(max(py - 3, top + 9), top + ph - 2)
+            out.append(f'<text class="point-label" x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}">#{r.rank}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -228,11 +286,22 @@ def render(res: Result, summary: dict) -> str:
     H.append(f"<h2>Differential flame graph (kernel, {metric_name})</h2>"
              "<p class='muted'>Width: mean of A's and B's share of the run; colour: A's share / B's share against the "
              "median context ratio — red where A spends relatively more, blue where less; hover for numbers.</p>")
-    H.append('<select id="flame-select">' + "".join(f'<option value="{_e(w_)}">{_e(w_)}</option>' for w_ in res.workloads)
+    # the selector opens on the workload of the first ranked context: the graph a reader wants first
+    first = s["ranking"][0]["workload"] if s["ranking"] else None
+    H.append('<select id="flame-select">' + "".join(
+        f'<option value="{_e(w_)}"{" selected" if w_ == first else ""}>{_e(w_)}</option>' for w_ in res.workloads)
              + "</select><div>" + "".join(flame_svg(res, w_, metric_i) for w_ in res.workloads) + "</div>")
     H.append("<h2>Ratio scatter plots</h2><p class='muted'>One dot per matched context with enough samples; "
              "red: anomalous (ranked), orange: flagged by the detectors but within sampling noise.</p><div>")
     for m in res.metrics:
+        if flat_metric(res, m):
+            # a plot of one constant value would read as a finding; say what it means instead
+            H.append(f"<p class='muted' id='flat-{_e(m)}'>No {_e(m)} plot: {_e(m)} ratio is "
+                     f"{res.medians.get(m, 1.0):.2f} in every context (within 0.1%)"
+                     + (": cycles equal instructions in these recordings (as under QEMU -icount, which "
+                        "counts instructions only); CPI differences need hardware counters" if m == "cpi" else "")
+                     + ".</p>")
+            continue
         H.append(f"<div style='display:inline-block;margin-right:12px'><b>{_e(m)}</b><br>{scatter_svg(res, m)}</div>")
     H.append("</div>")
     c = s["coverage"]
@@ -268,8 +337,8 @@ def render(res: Result, summary: dict) -> str:
                  "<th>hits</th><th>precision@k</th><th>recall@k</th><th>recall@k of reached</th></tr>")
         for x in t["at_k"]:
             H.append(f"<tr><td class=n>{x['k']}</td><td class=n>{x['ranked']}</td><td class=n>{x['hits']}</td>"
-                     f"<td class=n>{_f(x['precision'])}</td><td class=n>{_f(x['recall'])}</td>"
-                     f"<td class=n>{_f(x.get('recall_reached'))}</td></tr>")
+                     f"<td class=n>{_f(x['precision'], 2)}</td><td class=n>{_f(x['recall'], 2)}</td>"
+                     f"<td class=n>{_f(x.get('recall_reached'), 2)}</td></tr>")
         H.append("</table><table><tr><th>function</th><th>expected in</th><th>reached</th><th>found</th><th>reason</th>"
                  "<th>evidence</th></tr>")
         for i, e in enumerate(t["entries"]):

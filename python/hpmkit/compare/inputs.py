@@ -142,13 +142,15 @@ def _usable(p: Path) -> bool:
     return n.endswith(".ctx.tsv") or n.endswith(RAW_SUFFIXES) or n == "perf.data"
 
 
-def load_side(paths: list[Path], progress: Callable[[str], None] | None = None) -> ContextTable:
-    """All files of one side into one table; each profile is one workload."""
+def load_side(paths: list[Path], progress: Callable[..., None] | None = None,
+              stage: str = "reading profiles") -> ContextTable:
+    """All files of one side into one table; each profile is one workload.
+    progress(stage, item, done, total) before each file."""
     side: ContextTable | None = None
     seen: dict[str, Path] = {}
-    for p in paths:
+    for i, p in enumerate(paths):
         if progress:
-            progress(f"reading {p}")
+            progress(stage, p.name, i, len(paths))
         t = _load_one(p)
         for wl in dict.fromkeys(t.workload):
             if wl in seen:
