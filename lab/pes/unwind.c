@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/* Frame-pointer call chains read from guest memory at the sampled instruction, in perf's
+ * layout: a context marker (PERF_CONTEXT_KERNEL/USER/HV), then the sampled pc, then one
+ * entry per caller. Callers are stored as return address - 1, the byte before: a call to a
+ * noreturn function can be the last instruction of its caller, so the return address
+ * itself may already lie in the next function (seen in the lab: sys_exit_group ->
+ * __wake_up_parent); ra-1 names the caller with any symboliser.
+ *
+ * The leaf needs care. Before its prologue has stored the frame (and after the epilogue
+ * has restored it, and everywhere in a leaf without a frame), fp still points at the
+ * caller's frame and the return-address register (riscv ra, arm64 x30) holds the only
+ * link to the caller. The frame is taken as set up when the return-address slot of the
+ * frame at fp holds ra itself, or when ra points into the sampled function (it made a call
+ * since); otherwise ra is the caller and is added before walking from fp. riscv leaf
+ * functions that do set up a frame store only the caller's fp, in the slot where
+ * non-leaf frames keep ra (what the kernel's own unwinder checks too): a slot that is not
+ * a text address but a plausible frame pointer is such a frame.
+ *
+ * A kernel sample of a user task continues into user space from the registers saved at
+ * kernel entry (pt_regs at the top of the task's kernel stack): the user pc and its
+ * caller (from the saved ra). Walking further needs the user stack, which QEMU does not
+ * let a kernel-mode callback read while the kernel's user-access window (SUM/PAN) is
+ * closed; such chains stop there and are counted (n_chain_user_cut). */
+#include <linux/perf_event.h>
+#include "pes.h"
+
+uint64_t n_chain_user_cut;
+
+struct space {
+	bool kernel;
+	const struct task *t;
+};
+
+static bool is_text(const struct space *s, uint64_t a)
+{
+	if (s->kernel)
+		return ktext(a);
+	if (!a || a >> 63)
+		return false;
+	if (s->t && s->t->end_code > s->t->start_code)
+		return a >= s->t->start_code && a < s->t->end_code;
+	return true;
+}
+
+static int64_t func(const struct space *s, uint64_t a)
+{
+	if (s->kernel)
+		return kfunc(a);
+	return s->t && s->t->exe ? exe_func(s->t->exe, a) : -1;
+}
+
+static bool addr_ok(const struct space *s, uint64_t a)
+{
+	if (!a || (a & 7))
+		return false;
+	return s->kernel ? a >= opt.isa->kernel_min : !(a >> 63);
+}
+
+/* next frame pointer: above the current one on the same stack; a kernel chain may move
+ * between stacks (IRQ stack -> task stack) a couple of times */
+static bool next_ok(const struct space *s, uint64_t nfp, uint64_t fp, int *switches)
+{
+	if (!addr_ok(s, nfp))
+		return false;
+	uint64_t span = s->kernel ? task_thread_size() : 64ULL << 20;
+	if (nfp > fp && nfp - fp <= span)
+		return true;
+	return s->kernel && nfp != fp && ++*switches <= 2;
+}
+
+static int push(uint64_t *ch, int n, uint64_t v)
+{
+	if (n < PES_MAX_CHAIN)
+		ch[n++] = v;
+	return n;
+}
+
+static int walk(const struct space *s, uint64_t fp, uint64_t *ch, int n)
+{
+	const struct isa *isa = opt.isa;
+	int switches = 0;
+	for (int depth = 0; depth < PES_MAX_CHAIN && n < PES_MAX_CHAIN; depth++) {
+		uint64_t ret, nfp;
+		if (!gread64(fp + isa->fr_ra, &ret) || !gread64(fp + isa->fr_fp, &nfp))
+			break;
+		if (!is_text(s, ret)) {
+			/* riscv: a leaf frame interrupted in the kernel holds only the caller's fp */
+			if (isa->leaf_fp_slot && next_ok(s, ret, fp, &switches)) {
+				fp = ret;
+				continue;
+			}
+			break;
+		}
+		n = push(ch, n, ret - 1);
+		if (!nfp || !next_ok(s, nfp, fp, &switches))
+			break;
+		fp = nfp;
+	}
+	return n;
+}
+
+/* the sampled function's frame state, then the walk; returns the new length, or -1 when
+ * the stack could not be read at all */
+static int frames(const struct space *s, uint64_t pc, uint64_t fp, uint64_t ra, uint64_t *ch, int n)
+{
+	const struct isa *isa = opt.isa;
+	bool ra_caller = is_text(s, ra) && (func(s, ra - 1) < 0 || func(s, ra - 1) != func(s, pc));
+	uint64_t slot;
+	if (!addr_ok(s, fp) || !gread64(fp + isa->fr_ra, &slot)) {
+		if (ra_caller)
+			n = push(ch, n, ra - 1);
+		return addr_ok(s, fp) ? -n - 1 : n;
+	}
+	if (isa->leaf_fp_slot && !is_text(s, slot)) {
+		int sw = 0;
+		if (next_ok(s, slot, fp, &sw)) { /* riscv leaf frame: caller's fp only */
+			if (is_text(s, ra))
+				n = push(ch, n, ra - 1);
+			return walk(s, slot, ch, n);
+		}
+	}
+	if (slot != ra && ra_caller)
+		n = push(ch, n, ra - 1);
+	return walk(s, fp, ch, n);
+}
+
+int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t *ch)
+{
+	const struct isa *isa = opt.isa;
+	int n = 0;
+	if (priv == PRIV_FIRMWARE) {
+		/* OpenSBI: its own frames are not walked; the trapping S/U-mode instruction
+		 * (mepc) and its mode (mstatus.MPP) say on whose behalf it runs */
+		n = push(ch, n, (uint64_t)PERF_CONTEXT_HV);
+		n = push(ch, n, pc);
+		if (reg_ok(R_MEPC) && reg_ok(R_MSTATUS)) {
+			unsigned mpp = (reg(r, R_MSTATUS) >> 11) & 3;
+			if (mpp == 0 || mpp == 1) {
+				n = push(ch, n, mpp ? (uint64_t)PERF_CONTEXT_KERNEL : (uint64_t)PERF_CONTEXT_USER);
+				n = push(ch, n, reg(r, R_MEPC));
+			}
+		}
+		return n;
+	}
+	struct space s = { .kernel = priv == PRIV_KERNEL, .t = t };
+	n = push(ch, n, s.kernel ? (uint64_t)PERF_CONTEXT_KERNEL : (uint64_t)PERF_CONTEXT_USER);
+	n = push(ch, n, pc);
+	n = frames(&s, pc, reg(r, isa->r_fp), reg(r, isa->r_ra), ch, n);
+	if (n < 0)
+		n = -n - 1;
+	if (!s.kernel || !t || !t->user)
+		return n;
+	/* into user space through the registers saved at kernel entry */
+	uint64_t pt = task_pt_regs(t), mode, upc, ufp, ura;
+	if (!pt || !gread64(pt + isa->pr_mode, &mode) || !isa->pr_user(mode) ||
+	    !gread64(pt + isa->pr_pc, &upc) || !gread64(pt + isa->pr_fp, &ufp) ||
+	    !gread64(pt + isa->pr_ra, &ura) || n + 2 > PES_MAX_CHAIN)
+		return n;
+	struct space u = { .kernel = false, .t = t };
+	n = push(ch, n, (uint64_t)PERF_CONTEXT_USER);
+	n = push(ch, n, upc);
+	int m = frames(&u, upc, ufp, ura, ch, n);
+	if (m < 0) {
+		m = -m - 1;
+		n_chain_user_cut++;
+	}
+	return m;
+}
