@@ -157,15 +157,14 @@ static void counters_open(struct counters *c, const char *events)
 			break;
 		/* each event alone: one the PMU lacks must not take the others down */
 		if (hpm_evset__add(c->set, e) < 0) {
-			/* events refused for the same reason share one explanation */
+			/* events refused for the same reason share one explanation: when
+			 * the message is "... 'EVENT' ...: REASON", keep only REASON (the
+			 * event names are listed before it); otherwise the whole message */
 			char why[512];
-			snprintf(why, sizeof(why), ": %s", hpm_ctx__last_error(c->ctx));
 			const char *q = hpm_ctx__last_error(c->ctx);
 			const char *ename = strstr(q, e);
-			if (ename) { /* the message names the event: generalise it */
-				snprintf(why, sizeof(why), ": %.*s<event>%s", (int)(ename - q), q,
-					 ename + strlen(e));
-			}
+			const char *reason = ename ? strstr(ename + strlen(e), ": ") : NULL;
+			snprintf(why, sizeof(why), ": %s", reason ? reason + 2 : q);
 			char *same = strstr(c->missing, why);
 			size_t u = strlen(c->missing);
 			if (same && same[strlen(why)] == 0)

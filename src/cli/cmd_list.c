@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* hpm list: events this machine can count (marked), any PMU table, metric groups. */
 #include <getopt.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -34,7 +35,17 @@ struct list_state {
 	bool json, probe;
 	int n;
 	const char *last_pmu;
+	/* hardware events listed and marked: when none is marked, say why once */
+	int hw_listed, hw_marked;
+	char hw_why[512];
 };
+
+/* software, tracepoint and breakpoint events count on any kernel; the rest needs a PMU */
+static bool is_hardware(uint32_t type)
+{
+	return type != PERF_TYPE_SOFTWARE && type != PERF_TYPE_TRACEPOINT &&
+	       type != PERF_TYPE_BREAKPOINT;
+}
 
 static int print_event(const struct hpm_event_info *ev, void *arg)
 {
@@ -42,8 +53,16 @@ static int print_event(const struct hpm_event_info *ev, void *arg)
 	if (st->pattern && !strcasestr(ev->name, st->pattern))
 		return 0;
 	int avail = -1;
-	if (st->probe)
+	if (st->probe) {
 		avail = hpm_ctx__probe(st->ctx, ev->name) == 0;
+		if (is_hardware(ev->type)) {
+			st->hw_listed++;
+			st->hw_marked += avail;
+			if (!avail && !st->hw_why[0])
+				snprintf(st->hw_why, sizeof(st->hw_why), "%s",
+					 hpm_ctx__last_error(st->ctx));
+		}
+	}
 	char code[32];
 	snprintf(code, sizeof(code), "0x%llx", (unsigned long long)ev->config);
 	if (st->json) {
@@ -182,6 +201,9 @@ int cmd_list(int argc, char **argv)
 	}
 	if (!st.n && st.pattern && !json)
 		printf("no event matches '%s'\n", st.pattern);
+	/* an unmarked list must not look like an oversight: the first refusal says why */
+	if (!json && st.probe && st.hw_listed && !st.hw_marked)
+		printf("\nno hardware event is marked: %s\n", st.hw_why);
 	hpm_ctx__delete(ctx);
 	return 0;
 }

@@ -190,3 +190,23 @@ def test_false_sharing_slows_down():
     print(best)
     assert best["slowdown/atomic"] >= 1.5, best
     assert best["slowdown/store"] >= 1.2, best
+
+
+def test_missing_counters_are_named_with_their_reason(tmp_path):
+    # issue 24: no literal '<event>' placeholder; events refused for one reason share it
+    d, p = bench_json(tmp_path, "-b", "mul", "-e", "nosuch1,nosuch2,task-clock", "--epochs", "3")
+    missing = d["counters"]["missing"]
+    assert "<event>" not in missing + p.stderr
+    assert missing == ("nosuch1: unknown event 'nosuch1' (hpm list shows the events of this CPU); "
+                       "nosuch2: unknown event 'nosuch2' (hpm list shows the events of this CPU)")
+    assert d["counters"]["events"] == ["task-clock"]
+    d, p = bench_json(tmp_path, "-b", "mul", "--epochs", "3", name="default.json")
+    missing = d["counters"]["missing"]
+    assert "<event>" not in missing + p.stderr
+    from conftest import probe_ok
+    if not probe_ok("cycles"):
+        # every default event refused for the same reason: named once, after the three names
+        head, reason = missing.split(": ", 1)
+        assert head.startswith("cycles:u") and "instructions:u" in head and "branch-misses:u" in head
+        assert "cannot be counted" not in reason and ("no hardware PMU" in reason or "not supported" in reason
+                                                      or "permission" in reason)

@@ -91,7 +91,8 @@ def test_help_has_examples(tmp_path):
     (["rv", "--vs", "bad.ctx.tsv"], "bad.ctx.tsv: line 6: nkernel/samples/cycles/instructions must be numbers", 1),
     (["rv", "--vs", "empty"], "empty: directory holds no profiles", 1),
     (["rv", "--vs", "arm", "--min-samples", "100000"], "not enough samples: 0 matched context(s)", 1),
-    (["rv", "--vs", "arm", "--html", "no/such/dir/r.html"], "no/such/dir/r.html: the folder does not exist", 2),
+    (["rv", "--vs", "arm", "--html", "bad.ctx.tsv/r.html"], "--html bad.ctx.tsv/r.html: ", 2),
+    (["rv", "--vs", "arm", "--explain", "empty"], "--explain empty: is a folder; give a file name", 2),
 ])
 def test_bad_input_one_line_nonzero_no_output(sides, tmp_path, args, msg, code):
     for n in ("rv", "arm"):
@@ -110,6 +111,16 @@ def test_bad_input_one_line_nonzero_no_output(sides, tmp_path, args, msg, code):
     err = [line for line in p.stderr.splitlines() if not line.startswith("compare: ")]
     assert len(err) == 1 and msg in err[0], p.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def test_missing_output_folders_are_made(sides, tmp_path):
+    p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--html", "new/a/r.html", "--json", "new/b/r.json",
+               "--explain", "new/c/all.tsv", "-q", cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (0, "")
+    assert (tmp_path / "new/a/r.html").read_text().endswith("</html>")
+    assert json.loads((tmp_path / "new/b/r.json").read_text())["format"] == "hpmkit-compare"
+    assert (tmp_path / "new/c/all.tsv").stat().st_size > 0
+    assert sorted(f.name for f in (tmp_path / "new").rglob("*")) == ["a", "all.tsv", "b", "c", "r.html", "r.json"]
 
 
 def test_duplicate_workload_on_one_side(sides, tmp_path):

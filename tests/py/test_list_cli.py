@@ -62,3 +62,19 @@ def test_pmus_and_metrics():
 def test_pattern_filter_text():
     p = hpm("list", "page", check_rc=0)
     assert "page-faults" in p.stdout and "cycles " not in p.stdout
+
+
+def test_an_unmarked_list_says_why_no_hardware_event_is_marked():
+    # issue 24: on a machine without a PMU (most VMs) the list must not look like an oversight
+    p = hpm("list", check_rc=0)
+    hw_marked = probe_ok("cycles") or probe_ok("instructions")
+    note = [l for l in p.stdout.splitlines() if l.startswith("no hardware event is marked: ")]
+    if hw_marked:
+        assert note == []
+        return
+    assert len(note) == 1 and p.stdout.rstrip().endswith(note[0]), p.stdout[-500:]
+    assert "cannot be counted" in note[0] or "not supported" in note[0] or "permission" in note[0]
+    # the same note for a pattern that lists hardware events, none for one that lists none
+    assert "no hardware event is marked: " in hpm("list", "cycles", check_rc=0).stdout
+    assert "no hardware event is marked" not in hpm("list", "task-clock", check_rc=0).stdout
+    assert "no hardware event is marked" not in hpm("list", "--json", check_rc=0).stdout

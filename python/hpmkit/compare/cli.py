@@ -86,9 +86,9 @@ def _run(args) -> int:
         raise UsageError("--min-samples must be >= 1 and --min-contexts >= 3")
     if not 0 < args.vote <= 1:
         raise UsageError("--vote must be in (0, 1]")
-    for out in (args.html, args.json, args.explain):
-        if out and out != "-" and not Path(out).resolve().parent.is_dir():
-            raise UsageError(f"{out}: the folder does not exist")
+    from ..outputs import check
+    for opt, out in (("--html", args.html), ("--json", args.json), ("--explain", args.explain)):
+        check(out, opt)   # before any work; a missing folder is made when the file is written
     if args.html == "-" or args.json == "-":
         raise UsageError("--html and --json take a file name ('-' is for --explain only)")
     if args.export_contexts:

@@ -15,8 +15,6 @@ instructions may be '-' (unknown / not recorded).
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -97,21 +95,9 @@ def write_ctx(t: ContextTable, path: Path) -> None:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Whole or not at all, missing folders made (hpmkit.outputs)."""
+    from ..outputs import write_text
+    write_text(path, text)
 
 
 def expand(args: list[str]) -> list[Path]:

@@ -27,12 +27,35 @@ def ingest(path: str | os.PathLike, *, kallsyms: str | None = None, symfs: str |
                                progress=progress)
     try:
         with open(path, "rb") as f:
-            head = f.read(8)
+            head = f.read(4096)   # the magic, and enough to tell text from binary
     except OSError as e:
         raise ReadError(path, f"cannot open: {e.strerror}") from e
-    if head in (b"PERFILE2", b"2ELIFREP", b"PERFFILE"):   # PERFFILE: the legacy header
+    if head[:8] in (b"PERFILE2", b"2ELIFREP", b"PERFFILE"):   # PERFFILE: the legacy header
         from .perfdata_ingest import ingest_perfdata
         return ingest_perfdata(path, kallsyms=kallsyms, symfs=symfs, srcline=srcline,
                                progress=progress)
+    _not_a_recording(path, head)
     from .script_ingest import ingest_text
     return ingest_text(path, progress=progress)
+
+
+# Files users pass by mistake, known by their first bytes: each gets a message naming what it
+# is and what to import instead (a text parser would quote their raw bytes back).
+_MAGIC = (
+    (b"\x7fELF", "an ELF file (a program or library), not a recording",
+     "record it with 'hpm record -g -- PROGRAM' or 'perf record -g -- PROGRAM' and import the perf.data"),
+    (b"\x1f\x8b", "a gzip-compressed file", "decompress it first (gunzip), then import the perf.data or text"),
+    (b"\x28\xb5\x2f\xfd", "a zstd-compressed file", "decompress it first (zstd -d), then import it"),
+    (b"PAR1", "a Parquet file, not a recording",
+     "import the recording itself; a profile folder (NAME.hpmprof) is read as it is"),
+)
+
+
+def _not_a_recording(path: str, head: bytes) -> None:
+    from ..errors import FormatError
+    for magic, what, hint in _MAGIC:
+        if head.startswith(magic):
+            raise FormatError(path, what, hint)
+    if b"\0" in head:
+        raise FormatError(path, "a binary file that is neither perf.data (no PERFILE2 magic) nor text",
+                          "give a perf.data file, perf script output or folded stacks")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 from ..errors import UsageError
@@ -29,26 +27,8 @@ frames nothing names stay as addresses and are counted in the profile's meta.
 """
 
 
-class Progress:
-    """One updating stderr line, shown only on a terminal or once the work passes 1 s."""
-
-    def __init__(self, what: str):
-        self.what, self.t0, self.last, self.shown = what, time.monotonic(), 0.0, False
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not (self.tty or now - self.t0 > 1.0) or now - self.last < 0.2:
-            return
-        self.last, self.shown = now, True
-        pct = f" {100 * done / total:5.1f}%" if total else ""
-        end = "\r" if self.tty else "\n"
-        sys.stderr.write(f"{self.what}: {stage}{pct} ({now - self.t0:.1f} s){end}")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.shown and self.tty:
-            sys.stderr.write("\n")
+# what each stage of a read is called in the progress line
+STAGES = {"scan": "reading records", "parse": "parsing text", "symbols": "naming frames"}
 
 
 def add_parser(sub, raw_formatter) -> None:
@@ -65,6 +45,10 @@ def add_parser(sub, raw_formatter) -> None:
                        help="source lines from DWARF: of files with their own debug info (own, "
                        "default), also from separate debug files such as libc's (all: slower)")
 
+    def quiet(q):
+        q.add_argument("-q", "--quiet", action="store_true",
+                       help="no progress on stderr (notes and warnings are still printed)")
+
     i = ps.add_parser("import", help="read a recording into NAME.hpmprof/",
                       epilog=EPILOG, formatter_class=raw_formatter)
     i.add_argument("file", metavar="RECORDING", help="perf.data, perf script text, or folded stacks")
@@ -72,6 +56,7 @@ def add_parser(sub, raw_formatter) -> None:
                    help="profile directory (default: RECORDING's name with .hpmprof)")
     i.add_argument("--workload", help="a name for what was recorded (stored in meta)")
     sym_opts(i)
+    quiet(i)
     i.set_defaults(run=_import)
 
     s = ps.add_parser("show", help="summary: source, events, totals, skipped, top functions",
@@ -81,6 +66,7 @@ def add_parser(sub, raw_formatter) -> None:
                    help="weight: samples (default), a sampling event, or a group member")
     s.add_argument("--top", type=int, default=15, metavar="N", help="functions listed (default 15)")
     sym_opts(s)
+    quiet(s)
     s.set_defaults(run=_show)
 
     e = ps.add_parser("export", help="folded stacks, flame graph SVG, or speedscope JSON",
@@ -93,6 +79,7 @@ def add_parser(sub, raw_formatter) -> None:
                    help="do not put the thread name at the root of each stack")
     e.add_argument("--title", help="flame graph title")
     sym_opts(e)
+    quiet(e)
     e.set_defaults(run=_export)
 
     k = ps.add_parser("kallsyms", help="print the kernel symbols hpm record stored in a perf.data",
@@ -108,39 +95,38 @@ def add_parser(sub, raw_formatter) -> None:
 
 
 def _load(args):
+    from ..progress import Progress
     from . import ingest
     from .model import Profile
     if os.path.isdir(args.file):
         return Profile.load(args.file)
-    prog = Progress(f"reading {args.file}")
+    prog = Progress(f"profile {args.profile_command}", quiet=getattr(args, "quiet", False))
     try:
         return ingest(args.file, kallsyms=args.kallsyms, symfs=args.symfs, srcline=args.srcline,
-                      progress=prog)
+                      progress=lambda stage, done, total: prog(
+                          STAGES.get(stage, stage), args.file, done, total or None,
+                          unit="B" if stage in ("scan", "parse") else ""))
     finally:
-        prog.done()
+        prog.close()
+
+
+def _check_output(path: str | None) -> None:
+    from ..outputs import check
+    check(path)
 
 
 def _write(path: str | None, text: str) -> None:
     if not path:
         sys.stdout.write(text)
         return
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=d)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)   # mkstemp creates 0600; give the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    from ..outputs import write_text
+    write_text(path, text)
 
 
 def _kallsyms(args) -> int:
     from ..errors import FormatError
     from ..perfdata.reader import PerfData
+    _check_output(args.output)
     with PerfData(args.file) as pd:
         text = pd.kallsyms_text()
     if not text:
@@ -155,12 +141,16 @@ def _import(args) -> int:
     if args.file == "-" and not args.output:
         raise UsageError("profile import -: give -o DIR.hpmprof for a recording read from "
                          "standard input")
-    prof = _load(args)
-    if args.workload:
-        prof.meta["workload"] = args.workload
     out = args.output or str(Path(args.file).with_suffix("").name + ".hpmprof")
     if os.path.abspath(out) == os.path.abspath(args.file):
         raise UsageError(f"profile import: output {out} would replace the recording; give -o")
+    p = Path(out)
+    if p.exists() and not (p / "meta.json").is_file():
+        raise UsageError(f"profile import: {out} exists and is not a profile folder; give another -o")
+    _check_output(str(p / "meta.json"))
+    prof = _load(args)
+    if args.workload:
+        prof.meta["workload"] = args.workload
     dest = prof.save(out)
     m = prof.meta
     sym = m.get("symbolisation", {})
@@ -227,6 +217,7 @@ def _show(args) -> int:
 
 def _export(args) -> int:
     from . import export
+    _check_output(args.output)
     prof = _load(args)
     if args.format == "folded":
         text = export.folded(prof, args.by, comm=not args.no_comm)
