@@ -28,6 +28,8 @@ examples:
   hpm stat --json -e task-clock,page-faults -- ./app > run.json    (on the target)
   hpmkit stat-report run.json                  events, stddev, scaling, read path, metrics
   hpmkit stat-report board.json laptop.json    side by side, with B/A ratio columns
+  hpmkit stat-report rv.json arm.json          one row per event whatever each table calls it:
+                                               "instructions (B: INST_RETIRED)"
   hpmkit stat-report --csv a.json b.json > cmp.csv
 """
 

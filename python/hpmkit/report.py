@@ -108,28 +108,47 @@ def _labels(reps: Sequence[StatReport]) -> list[str]:
     return names if len(set(names)) == len(names) else [r.path for r in reps]
 
 
-def _compare_rows(reps: Sequence[StatReport]):
+def _meeting_name(r: StatReport) -> Callable[[str], str]:
+    """Events of different tables meet on one name (eventnames: generic name or PAPI preset),
+    so `instructions` on riscv64 and `INST_RETIRED` on Arm are one row."""
+    from .eventnames import common_name
+    return lambda name: common_name(name, r.pmu)
+
+
+def _event_label(key: tuple[str, int], written: list[str | None], tags: Sequence[str]) -> str:
+    """The row's name, with each file's own name beside it where that differs:
+    `instructions (B: INST_RETIRED)` (tags: the files' letters, or their names in CSV)."""
+    own = [f"{k}: {w}" for k, w in zip(tags, written) if w is not None and w != key[0]]
+    return _row_name(key) + (f" ({', '.join(own)})" if own else "")
+
+
+def _compare_rows(reps: Sequence[StatReport], tags: Sequence[str] = string.ascii_uppercase):
     """Yield (kind, name, values per file, display cells per file) for every compared item."""
     yield "run", "elapsed_s", [r.elapsed_s for r in reps], [f"{r.elapsed_s:.6f}" for r in reps]
-    events = [_keyed(r.events, lambda e: e.name) for r in reps]
+    meet = [_meeting_name(r) for r in reps]
+    events = [_keyed(r.events, lambda e, m=m: m(e.name)) for r, m in zip(reps, meet)]
+    unsupported = [{m(n): n for n in r.not_supported} for r, m in zip(reps, meet)]
     for key in _union(events):
+        written = [evs[key].name if key in evs else ns.get(key[0]) if key[1] == 1 else None
+                   for evs, ns in zip(events, unsupported)]
         values, cells = [], []
-        for r, evs in zip(reps, events):
+        for r, evs, ns in zip(reps, events, unsupported):
             e = evs.get(key)
             if e is None or not e.counted:
                 values.append(None)
-                missing = "not supported" if key[0] in r.not_supported else "absent"
+                missing = "not supported" if key[0] in ns else "absent"
                 cells.append("not counted" if e else missing)
                 continue
             values.append(e.value)
             cell = table.count(e.value) + ("*" if e.scaled else "")
             cells.append(cell + (f" ±{e.stddev_pct:.2f}%" if r.runs > 1 else ""))
-        yield "event", _row_name(key), values, cells
+        yield "event", _event_label(key, written, tags), values, cells
     # events every file lacks: listed so nothing the files say is dropped
-    for name in dict.fromkeys(n for r in reps for n in r.not_supported):
+    for name in dict.fromkeys(n for ns in unsupported for n in ns):
         if all((name, 1) not in evs for evs in events):
-            cells = ["not supported" if name in r.not_supported else "absent" for r in reps]
-            yield "not_supported", name, [None] * len(reps), cells
+            cells = ["not supported" if name in ns else "absent" for ns in unsupported]
+            yield "not_supported", _event_label((name, 1), [ns.get(name) for ns in unsupported], tags), \
+                [None] * len(reps), cells
     metrics = [_keyed(r.metrics, lambda m: m.name) for r in reps]
     for key in _union(metrics):
         ms = [m.get(key) for m in metrics]
@@ -165,7 +184,7 @@ def compare_csv(reps: Sequence[StatReport], f: IO[str]) -> None:
     labels = _labels(reps)
     w = csv.writer(f, lineterminator="\n")
     w.writerow(["kind", "name", *labels, *(f"{k}/{labels[0]}" for k in labels[1:])])
-    for kind, name, values, _ in _compare_rows(reps):
+    for kind, name, values, _ in _compare_rows(reps, labels):
         ratios = [_opt(table.ratio(values[0], v)) for v in values[1:]]
         w.writerow([kind, name, *map(_opt, values), *ratios])
 
