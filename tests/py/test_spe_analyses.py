@@ -5,7 +5,9 @@ import pytest
 from conftest import build_aarch64_elf
 
 from hpmkit.errors import UsageError
-from hpmkit.spe import analyses, symbols, synth
+from hpmkit.profile import symbols
+from hpmkit.spe import analyses, synth
+from hpmkit.spe.disasm import disassemble
 from hpmkit.spe.analyses import Filter
 from hpmkit.spe.native import decode_bytes
 
@@ -123,7 +125,7 @@ def test_hotspots_by_symbol_and_annotation(aarch64_elf):
     syms = symbols.load(str(aarch64_elf))
     hot_lo, hot_hi = syms.find("hot")
     cold_lo, _ = syms.find("cold")
-    dis = symbols.disassemble(str(aarch64_elf), hot_lo, hot_hi)
+    dis = disassemble(str(aarch64_elf), hot_lo, hot_hi)
     assert dis and all(hot_lo <= a < hot_hi for a, _t in dis)
     ldr = next(a for a, t in dis if t.startswith("ldr"))
     r = recs_of(*([rec(pc=ldr)] * 6 + [rec(pc=hot_lo)] * 2 + [rec(pc=cold_lo, op=1)] * 2))
@@ -140,10 +142,36 @@ def test_kallsyms(tmp_path):
     k.write_text("ffff800008010000 T _text\nffff800008010100 t do_thing\nffff800008010200 T other [mod]\n")
     s = symbols.load(str(k))
     assert s.name(0xFFFF800008010104) == "do_thing" and s.name(0xFFFF800008010000) == "_text"
-    k.write_text("zzzz T x\n")
     from hpmkit.errors import FormatError
+    k.write_text("zzzz T x\n")
     with pytest.raises(FormatError, match="line 1"):
         symbols.load(str(k))
+    k.write_text("ffff800008010000 T _text\nnot-hex t y\n")
+    with pytest.raises(FormatError, match="line 2: 'not-hex' is not a hex address"):
+        symbols.load(str(k))
+    k.write_text("0000000000000000 T _text\n0000000000000000 t do_thing\n")
+    with pytest.raises(FormatError, match="all 2 addresses are 0 .kptr_restrict"):
+        symbols.load(str(k))
+
+
+@pytest.mark.parametrize("arch", ["riscv64", "aarch64"])
+def test_kallsyms_names_as_profiles_give_them(arch):
+    """SPE names kernel PCs with the profiles' symboliser: perf's alias choice and the marker,
+    syscall and memcpy rules (riscv64's __sched_text_start address is __schedule), so a PC
+    gets one name in every report. Checked at every code address of the lab kallsyms."""
+    import numpy as np
+    from conftest import ROOT
+    path = ROOT / "tests" / "data" / "kallsyms" / f"{arch}-6.1.192.kallsyms"
+    spe = symbols.load(str(path))
+    prof = symbols.read_kallsyms(path)
+    idx, _ = prof.lookup(prof.addrs)
+    assert len(prof) >= 50 and prof.overridden       # lab excerpts, with aliases a rule decides
+    assert [spe.name(int(a)) for a in prof.addrs] == [prof.names[i] for i in idx.tolist()]
+    assert all(not symbols.is_marker(spe.name(int(a))) for a in prof.overridden)
+    if arch == "riscv64":
+        sched = next(a for a, (perf, _ours, _r) in prof.overridden.items() if perf == "__sched_text_start")
+        assert spe.name(sched + 4) == "__schedule"
+    assert np.all(prof.addrs[1:] > prof.addrs[:-1])
 
 
 def test_bias_from_perf_data_mmap(aarch64_elf, tmp_path, capsys):
@@ -158,7 +186,7 @@ def test_bias_from_perf_data_mmap(aarch64_elf, tmp_path, capsys):
     perfwrite.write_perf_data(p, [(0, -1, data)], mmaps=[(42, 0x400000 + bias, 0x10000, 0, "/opt/bin/" + aarch64_elf.name)])
     from hpmkit.perfdata import PerfData
     with PerfData(p) as pd:
-        assert symbols.elf_bias(str(aarch64_elf), perfmeta.mmaps(pd)) == bias
+        assert symbols.map_bias(syms.image, perfmeta.mmaps(pd)) == bias
     assert main(["spe", "hotspots", str(p), "--symbols", str(aarch64_elf)]) == 0
     out, err = capsys.readouterr()
     assert "loaded at bias 0x10000000" in err
@@ -203,7 +231,7 @@ def test_hotspots_annotate_cli(aarch64_elf, tmp_path, capsys):
     from hpmkit.cli import main
     syms = symbols.load(str(aarch64_elf))
     lo, hi = syms.find("hot")
-    ldr = next(a for a, t in symbols.disassemble(str(aarch64_elf), lo, hi) if t.startswith("ldr"))
+    ldr = next(a for a, t in disassemble(str(aarch64_elf), lo, hi) if t.startswith("ldr"))
     f = tmp_path / "h.bin"
     f.write_bytes(b"".join([rec(pc=ldr)] * 3 + [rec(pc=lo)]))
     html = tmp_path / "h.html"

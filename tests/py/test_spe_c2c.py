@@ -6,7 +6,9 @@ import pytest
 
 from conftest import build_aarch64_elf
 
-from hpmkit.spe import c2c, symbols, synth
+from hpmkit.profile import symbols
+from hpmkit.spe import c2c, synth
+from hpmkit.spe.disasm import disassemble
 from hpmkit.spe.native import decode_bytes
 
 FS_C = """\
@@ -41,7 +43,7 @@ def fs_elf(tmp_path_factory):
 def pcs_of(elf, fn, mnemonic):
     syms = symbols.load(str(elf))
     lo, hi = syms.find(fn)
-    return [a for a, t in symbols.disassemble(str(elf), lo, hi) if t.startswith(mnemonic)]
+    return [a for a, t in disassemble(str(elf), lo, hi) if t.startswith(mnemonic)]
 
 
 def test_false_sharing_line_is_found_with_sources(fs_elf):
@@ -72,7 +74,7 @@ def test_false_sharing_line_is_found_with_sources(fs_elf):
     assert {off: (v[0], v[1]) for off, v in L.offsets.items()} == {8: (5, 5), 0x18: (6, 0)}
     assert lines[1].false_sharing is False
     syms = symbols.load(str(fs_elf))
-    c2c.annotate(lines, syms, str(fs_elf))
+    c2c.annotate(lines, syms, source_lines=True)
     code = L.code
     assert code[ld_reader].symbol == "reader" and code[ld_reader].source == "fs.c:7"
     assert (code[ld_reader].lcl_peer, code[ld_reader].rmt_peer) == (5, 1)

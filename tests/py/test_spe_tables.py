@@ -13,7 +13,7 @@ import spe_tables_ref as ref
 from hpmkit.spe import native, synth, tables
 from hpmkit.spe.native import HAS, decode_bytes
 from hpmkit.spe.perfmeta import TimeConv
-from hpmkit.spe.symbols import SymbolTable
+from hpmkit.profile.symbols import SymbolMap
 
 
 def records(seed: int) -> np.ndarray:
@@ -24,11 +24,10 @@ def records(seed: int) -> np.ndarray:
     return recs
 
 
-def symtab() -> SymbolTable:
-    t = SymbolTable("syms")
-    t._finish([(0xAAAAD0001000, 0x2000, "main"), (0xAAAAD0003000, 0x2000, "work,with \"odd\" name"),
-               (0xFFFF800008010000, 0x100000, "_stext")])
-    return t
+def symtab() -> SymbolMap:
+    return SymbolMap("syms", [0xAAAAD0001000, 0xAAAAD0003000, 0xFFFF800008010000],
+                     [0xAAAAD0003000, 0xAAAAD0005000, 0xFFFF800008110000],
+                     ["main", "work,with \"odd\" name", "_stext"])
 
 
 def c_write(recs, prefix, fmt, symbols=None, time_conv=None, rows=tables.ROWS, batch=1000):

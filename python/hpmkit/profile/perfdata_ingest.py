@@ -251,6 +251,11 @@ def _comm_column(side: _Side, tid: np.ndarray, dseq: np.ndarray) -> pa.Array:
     return pa.DictionaryArray.from_arrays(pa.array(codes), dictionary).cast(pa.string())
 
 
+def _skipped(k: S.Kallsyms) -> str:
+    """What a kallsyms text had that names nothing, for the symbolisation note."""
+    return f", {k.bad_lines} lines without a hex address skipped" if k.bad_lines else ""
+
+
 def _pick_kallsyms(pd: PerfData, meta: dict, kallsyms: str | None, kmaps: list[Map]):
     """The kallsyms that matches the recorded kernel, and where it came from."""
     kmap = next((m for m in kmaps if m.name.startswith(KERNEL_DSO)), None)
@@ -275,7 +280,7 @@ def _pick_kallsyms(pd: PerfData, meta: dict, kallsyms: str | None, kmaps: list[M
     if text:
         k = S.Kallsyms(text, f"{pd.path} (recorded kallsyms)")
         if len(k):
-            return k, "recorded (hpmkit kallsyms section)"
+            return k, "recorded (hpmkit kallsyms section)" + _skipped(k)
     if meta["kernel"] and meta["kernel"] == os.uname().release and \
             (meta["hostname"] in (None, socket.gethostname())):
         try:
@@ -283,7 +288,7 @@ def _pick_kallsyms(pd: PerfData, meta: dict, kallsyms: str | None, kmaps: list[M
         except (OSError, InputError) as e:
             return None, f"none: /proc/kallsyms unusable ({e})"
         if len(k) and not check(k):
-            return k, "/proc/kallsyms (the recording came from this running kernel)"
+            return k, "/proc/kallsyms (the recording came from this running kernel)" + _skipped(k)
         return None, "none: /proc/kallsyms belongs to another boot"
     return None, "none: no recorded kallsyms; give --kallsyms FILE"
 

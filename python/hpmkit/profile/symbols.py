@@ -1,6 +1,12 @@
-"""Symbolisation: kernel addresses through a kallsyms text, user addresses through the ELF
-symbol tables (.symtab, else .dynsym) of the DSO a MMAP/MMAP2 record names, with a build-id
-check and DWARF line tables for srcline. Lookups are vectorised with numpy over sorted starts.
+"""Symbolisation, the one place hpmkit turns addresses into names: kernel addresses through a
+kallsyms text, user addresses through the ELF symbol tables (.symtab, else .dynsym) of the DSO
+a MMAP/MMAP2 record names, with a build-id check and DWARF line tables for srcline. Lookups
+are vectorised with numpy over sorted starts.
+
+Profiles, compare and the lab look addresses up per DSO (Kallsyms, DsoCache). SPE holds one
+file for all its PCs: SymbolMap is that file's names at run-time addresses (an ELF moved by
+its load bias, which map_bias finds in the MMAP records, or a kallsyms text), with the same
+alias rules and line tables.
 """
 from __future__ import annotations
 
@@ -11,12 +17,24 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import FormatError, InputError, ReadError
 
 KALLSYMS_TEXT_TYPES = set("tTwW")
 # aliases perf and we use to check that a kallsyms text belongs to the recorded kernel boot
 REF_SYMBOLS = ("_text", "_stext")
 LAST_SYMBOL_SPAN = 4096     # the last kallsyms symbol has no successor: give it one page
+
+
+def span_lookup(starts: np.ndarray, ends: np.ndarray, addrs) -> tuple[np.ndarray, np.ndarray]:
+    """Index of the [start, end) span holding each address (-1: none) and the offset into it;
+    `starts` sorted. Kernel and ELF tables differ only in how they make `ends`."""
+    addrs = np.asarray(addrs, dtype=np.uint64)
+    if not len(starts):
+        return np.full(len(addrs), -1, np.int64), np.zeros(len(addrs), np.uint64)
+    i = np.searchsorted(starts, addrs, side="right").astype(np.int64) - 1
+    ic = np.maximum(i, 0)
+    ok = (i >= 0) & (addrs < ends[ic])
+    return np.where(ok, ic, -1), np.where(ok, addrs - starts[ic], 0).astype(np.uint64)
 
 
 def alias_rank(name: str, weak: bool, glob: bool, sized: bool = True) -> tuple:
@@ -80,19 +98,29 @@ def choose_alias(names: list[str]) -> tuple[int, str | None]:
 
 
 class Kallsyms:
-    """Function symbols of one kernel boot, from /proc/kallsyms text (or a System.map)."""
+    """Function symbols of one kernel boot, from /proc/kallsyms text (or a System.map).
+
+    Lines whose address is not hex are skipped and counted (`bad_lines`, the first in
+    `first_bad`); read_kallsyms refuses a file with any. Zero addresses (what kptr_restrict
+    shows to an unprivileged reader) name nothing and are left out."""
 
     def __init__(self, text: str, source: str):
         self.source = source
         listed: dict[int, list[tuple[str, str | None]]] = {}
         self.refs: dict[str, int] = {}
-        for line in text.splitlines():
+        self.bad_lines, self.first_bad, self.zero_addrs = 0, None, 0
+        for ln, line in enumerate(text.splitlines(), 1):
             parts = line.split()
             if len(parts) < 3:
                 continue
             try:
                 a = int(parts[0], 16)
             except ValueError:
+                self.bad_lines += 1
+                self.first_bad = self.first_bad or (ln, parts[0])
+                continue
+            if a == 0:
+                self.zero_addrs += 1
                 continue
             if parts[2] in REF_SYMBOLS and parts[2] not in self.refs:
                 self.refs[parts[2]] = a
@@ -126,27 +154,27 @@ class Kallsyms:
 
     def lookup(self, addrs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Index into names (-1: not covered) and offset from the symbol start."""
-        addrs = np.asarray(addrs, dtype=np.uint64)
-        if not len(self.addrs):
-            return np.full(len(addrs), -1, np.int64), np.zeros(len(addrs), np.uint64)
-        i = np.searchsorted(self.addrs, addrs, side="right").astype(np.int64) - 1
-        ic = np.maximum(i, 0)
-        ok = (i >= 0) & (addrs < self.ends[ic])
-        idx = np.where(ok, ic, -1)
-        off = np.where(ok, addrs - self.addrs[ic], 0).astype(np.uint64)
-        return idx, off
+        return span_lookup(self.addrs, self.ends, addrs)
+
+
+KALLSYMS_HINT = "give a copy of the recording machine's /proc/kallsyms (read as root)"
 
 
 def read_kallsyms(path: str | os.PathLike) -> Kallsyms:
+    """A kallsyms file a user gave: every line must be one, and it must name functions."""
     try:
         text = Path(path).read_text(errors="replace")
     except OSError as e:
-        raise InputError(path, f"cannot read kallsyms: {e.strerror}",
-                         "give a copy of the recording machine's /proc/kallsyms") from e
+        raise ReadError(path, f"cannot read kallsyms: {e.strerror}", KALLSYMS_HINT) from e
     k = Kallsyms(text, os.fspath(path))
+    if k.first_bad:
+        ln, word = k.first_bad
+        raise FormatError(path, f"line {ln}: {word[:40]!r} is not a hex address "
+                          f"({k.bad_lines} such lines; not a /proc/kallsyms text?)", KALLSYMS_HINT)
     if not len(k):
-        raise InputError(path, "no function symbols (not a /proc/kallsyms text?)",
-                         "give a copy of the recording machine's /proc/kallsyms")
+        why = (f"all {k.zero_addrs} addresses are 0 (kptr_restrict hid them)" if k.zero_addrs
+               else "no function symbols (not a /proc/kallsyms text?)")
+        raise FormatError(path, why, KALLSYMS_HINT)
     return k
 
 
@@ -164,6 +192,8 @@ class ElfImage:
     has_dwarf: bool = False
     has_symtab: bool = False
     dwarf_path: str | None = None
+    # the segments of `segments` mapped executable (PF_X): where a code MMAP record points
+    exec_segments: list[tuple[int, int, int]] = field(default_factory=list)
 
     def offset_to_vaddr(self, off: np.ndarray) -> np.ndarray:
         """File offsets to link-time virtual addresses; -1 outside every PT_LOAD."""
@@ -174,16 +204,14 @@ class ElfImage:
             out = np.where(m & (out < 0), o - p_off + p_va, out)
         return out
 
+    def ends(self) -> np.ndarray:
+        """End of each symbol: start + size, or the next symbol's start for a zero size
+        (computed on demand: DsoCache swaps in a debug file's symbols after opening)."""
+        nxt = np.append(self.starts[1:], np.uint64(2**64 - 1))
+        return np.where(self.sizes > 0, self.starts + self.sizes, nxt)
+
     def lookup(self, vaddr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        v = vaddr.astype(np.uint64)
-        if not len(self.starts):
-            return np.full(len(v), -1, np.int64), np.zeros(len(v), np.uint64)
-        i = np.searchsorted(self.starts, v, side="right").astype(np.int64) - 1
-        ic = np.maximum(i, 0)
-        nxt = np.append(self.starts[1:], np.uint64(2**64 - 1))[ic]
-        end = np.where(self.sizes[ic] > 0, self.starts[ic] + self.sizes[ic], nxt)
-        ok = (i >= 0) & (v < end)
-        return np.where(ok, ic, -1), np.where(ok, v - self.starts[ic], 0).astype(np.uint64)
+        return span_lookup(self.starts, self.ends(), vaddr)
 
     def srclines(self, vaddr: np.ndarray) -> list[str | None]:
         if not self.has_dwarf or not len(vaddr):
@@ -269,8 +297,9 @@ def open_elf(path: str) -> ElfImage:
     with open(path, "rb") as f:
         elf = ELFFile(f)
         bid = elf_build_id(elf)
-        segs = [(s["p_offset"], s["p_filesz"], s["p_vaddr"]) for s in elf.iter_segments()
-                if s["p_type"] == "PT_LOAD"]
+        loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
+        segs = [(s["p_offset"], s["p_filesz"], s["p_vaddr"]) for s in loads]
+        exec_segs = [g for g, s in zip(segs, loads) if s["p_flags"] & PF_X]
         symtab = elf.get_section_by_name(".symtab")
         has_symtab = symtab is not None and symtab.num_symbols() > 1
         starts, sizes, names = _func_symbols(elf, symtab if has_symtab else
@@ -278,7 +307,7 @@ def open_elf(path: str) -> ElfImage:
         has_dwarf = elf.get_section_by_name(".debug_line") is not None
         et_dyn = elf.header["e_type"] == "ET_DYN"
     return ElfImage(path, bid, segs, starts, sizes, names, et_dyn, has_dwarf=has_dwarf,
-                    has_symtab=has_symtab)
+                    has_symtab=has_symtab, exec_segments=exec_segs)
 
 
 _SYM64 = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
@@ -288,6 +317,7 @@ _SYM32 = np.dtype([("name", "<u4"), ("value", "<u4"), ("size", "<u4"), ("info", 
 STT_NOTYPE, STT_FUNC, STT_GNU_IFUNC = 0, 2, 10
 STB_GLOBAL, STB_WEAK = 1, 2
 SHF_EXECINSTR = 0x4
+PF_X = 0x1
 
 
 def _func_symbols(elf, sec):
@@ -414,3 +444,97 @@ class DsoCache:
             self.status[name] = why
         self.images[key] = img
         return img
+
+
+class SymbolMap:
+    """Function names at run-time addresses from one file, for a caller that symbolises every
+    address with that file (SPE's --symbols): an ELF's symbols moved by `bias` (the load
+    address of a PIE or shared library, 0 for an executable or a vmlinux), or a kallsyms
+    text. The names are the ones profiles and compare give, by the same alias rules."""
+
+    def __init__(self, path: str, starts, ends, names: list[str], bias: int = 0,
+                 image: ElfImage | None = None):
+        self.path = path
+        self.bias = bias
+        self.image = image
+        # Python lists: SPE asks for one PC at a time, where bisect beats a numpy call
+        self.starts = [int(a) for a in starts]
+        self.ends = [int(a) for a in ends]
+        self.names = list(names)
+
+    @classmethod
+    def of_elf(cls, img: ElfImage, bias: int = 0) -> "SymbolMap":
+        return cls(img.path, img.starts, img.ends(), img.names, bias, img)
+
+    @classmethod
+    def of_kallsyms(cls, k: Kallsyms) -> "SymbolMap":
+        return cls(k.source, k.addrs, k.ends, k.names)
+
+    @property
+    def is_elf(self) -> bool:
+        return self.image is not None
+
+    def lookup(self, pc: int) -> tuple[str, int, int] | None:
+        """(name, start, end) in run-time addresses, or None."""
+        import bisect
+        a = pc - self.bias
+        i = bisect.bisect_right(self.starts, a) - 1
+        if i >= 0 and a < self.ends[i]:
+            return self.names[i], self.starts[i] + self.bias, self.ends[i] + self.bias
+        return None
+
+    def name(self, pc: int) -> str | None:
+        hit = self.lookup(int(pc))
+        return hit[0] if hit else None
+
+    def find(self, name: str) -> tuple[int, int]:
+        """Run-time [start, end) of a function by name."""
+        try:
+            i = self.names.index(name)
+        except ValueError:
+            raise InputError(self.path, f"has no function named {name!r}",
+                             "check the name with 'nm' or the hotspots list") from None
+        return self.starts[i] + self.bias, self.ends[i] + self.bias
+
+    def source_lines(self, pcs: list[int]) -> dict[int, str]:
+        """pc -> 'file:line' from the ELF's DWARF line table; '??:0' where it has none (the
+        text addr2line prints)."""
+        if self.image is None or not pcs:
+            return {pc: "??:0" for pc in pcs}
+        va = np.array([pc - self.bias for pc in pcs], dtype=np.uint64)
+        return {pc: s or "??:0" for pc, s in zip(pcs, self.image.srclines(va))}
+
+
+def load(path: str, bias: int = 0) -> SymbolMap:
+    """The symbols of an ELF file or a kallsyms copy, told apart by the ELF magic."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise ReadError(path, e.strerror or str(e)) from e
+    if magic != b"\x7fELF":
+        return SymbolMap.of_kallsyms(read_kallsyms(path))
+    try:
+        img = open_elf(path)
+    except OSError as e:
+        raise ReadError(path, e.strerror or str(e)) from e
+    except Exception as e:  # noqa: BLE001 - pyelftools' errors on a damaged file are many kinds
+        raise FormatError(path, f"is not a readable ELF file ({e})", "give the binary that ran") from e
+    if not len(img.starts):
+        raise FormatError(path, "has no function symbols (stripped?)",
+                          "give an unstripped build or its debug file")
+    return SymbolMap.of_elf(img, bias)
+
+
+def map_bias(img: ElfImage, maps) -> int | None:
+    """Load bias of an ELF from MMAP records (objects with filename, start, pgoff): the
+    mapping of a file with the same base name whose offset falls in an executable PT_LOAD
+    segment; None when the file was not mapped."""
+    base = os.path.basename(img.path)
+    for m in maps:
+        if os.path.basename(m.filename) != base:
+            continue
+        for off, size, vaddr in img.exec_segments:
+            if off <= m.pgoff < off + max(size, 1):
+                return m.start - (vaddr + (m.pgoff - off))
+    return None

@@ -226,13 +226,11 @@ def _false_sharing(L: Line) -> bool:
     return False
 
 
-def annotate(lines: list[Line], symbols=None, elf: str | None = None, bias: int = 0) -> None:
-    """Fill symbol and source:line of every code address (DWARF via addr2line)."""
+def annotate(lines: list[Line], symbols=None, source_lines: bool = False) -> None:
+    """Fill symbol and source:line of every code address; `symbols` is a
+    profile.symbols.SymbolMap, source lines come from its ELF's DWARF line table."""
     pcs = sorted({pc for L in lines for pc in L.code})
-    src = {}
-    if elf:
-        from .symbols import source_lines
-        src = source_lines(elf, pcs, bias)
+    src = symbols.source_lines(pcs) if (source_lines and symbols is not None) else {}
     for L in lines:
         for pc, ca in L.code.items():
             ca.symbol = (symbols.name(pc) if symbols else None) or ""

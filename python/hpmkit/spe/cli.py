@@ -124,7 +124,7 @@ def add_parser(sub, raw_formatter) -> None:
     p = add("c2c", "false sharing: contended cache lines from peer-snoop loads and stores", _c2c)
     p.add_argument("--line-size", type=int, default=64)
     p.add_argument("--top", type=int, default=10)
-    p.add_argument("--source-lines", action="store_true", help="DWARF source lines of the code addresses (addr2line)")
+    p.add_argument("--source-lines", action="store_true", help="DWARF source lines of the code addresses")
     _html_arg(p)
     p = add("synth", "write a synthetic SPE perf.data (realistic records; for demos and benchmarks)",
             _synth, common=False)
@@ -147,28 +147,21 @@ def _interval_args(p) -> None:
 def _symbols(args):
     if not getattr(args, "symbols", None):
         return None
-    from . import symbols
-    bias = args.bias
-    if bias is None:
-        bias = 0
-        try:
-            with open(args.symbols, "rb") as f:
-                is_elf = f.read(4) == b"\x7fELF"
-        except OSError as e:
-            from ..errors import ReadError
-            raise ReadError(args.symbols, e.strerror or str(e)) from e
-        if is_elf and not args.raw:
+    from ..profile import symbols
+    syms = symbols.load(args.symbols, args.bias or 0)
+    if args.bias is None:
+        if syms.is_elf and not args.raw:
             from ..perfdata import PerfData
             from . import perfmeta
             if perfmeta.is_perf_data(args.file):
                 with PerfData(args.file) as pd:
-                    found = symbols.elf_bias(args.symbols, perfmeta.mmaps(pd))
+                    found = symbols.map_bias(syms.image, perfmeta.mmaps(pd))
                 if found is not None:
-                    bias = found
-                    print(f"hpmkit: spe: note: {args.symbols} loaded at bias {bias:#x} (perf.data MMAP record)",
+                    syms.bias = found
+                    print(f"hpmkit: spe: note: {args.symbols} loaded at bias {found:#x} (perf.data MMAP record)",
                           file=sys.stderr)
-        args.bias = bias
-    return symbols.load(args.symbols, bias)
+        args.bias = syms.bias
+    return syms
 
 
 def _filter(args, syms):
@@ -355,7 +348,7 @@ def _hotspots(args) -> int:
     if args.annotate:
         if syms is None or not syms.is_elf:
             raise UsageError("--annotate needs --symbols with an ELF file")
-        from .symbols import disassemble
+        from .disasm import disassemble
         top = next((s for s, _c, _p in h["by_symbol"] if s != "[unknown]"), None)
         if top:
             lo, hi = syms.find(top)
@@ -554,10 +547,9 @@ def _c2c(args) -> int:
     from .native import RECORD_DTYPE
     recs = np.concatenate(parts) if parts else np.zeros(0, RECORD_DTYPE)
     lines = c2c.analyse(recs, args.line_size)[: args.top]
-    elf = args.symbols if (args.source_lines and syms is not None and syms.is_elf) else None
-    if args.source_lines and elf is None:
+    if args.source_lines and (syms is None or not syms.is_elf or not syms.image.has_dwarf):
         raise UsageError("--source-lines needs --symbols with an ELF file that has DWARF line info")
-    c2c.annotate(lines, syms, elf, args.bias)
+    c2c.annotate(lines, syms, args.source_lines)
     w = sys.stdout.write
     w(_header(src, n, flt))
     w("peer snoop = load served by another core's cache: lcl (PEER-CPU, PEER-CLUSTER) or rmt (REMOTE);\n"
