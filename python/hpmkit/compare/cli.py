@@ -7,7 +7,7 @@ from pathlib import Path
 EPILOG = """\
 examples:
   hpmkit compare rv/pipe.hpmprof rv/futex.hpmprof --vs arm/pipe.hpmprof arm/futex.hpmprof
-  hpmkit compare lab/riscv64/ --vs lab/aarch64/ --html report.html --top 25
+  hpmkit compare examples/lab-suite/riscv64 --vs examples/lab-suite/aarch64 --html report.html
   hpmkit compare rv/ --vs arm/ --metrics cycles,cpi --min-samples 20 --json out.json
   hpmkit compare rv/ --vs arm/ --truth data/compare/known-riscv64-slower.tsv   (precision@k, recall@k)
   hpmkit compare rv.ctx.tsv --vs arm.ctx.tsv --detectors zscore,lof,ecod
