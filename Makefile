@@ -29,8 +29,15 @@ LIB_CFLAGS := $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden -pthread
 
 LIB_SRC := $(wildcard src/lib/*.c) $(ARCH_SRC)
 LIB_OBJ := $(patsubst src/lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRC)) $(BUILD)/obj/lib/embedded.o
+# hpm = command front-ends (src/cli) + the benchmark engine (src/bench) + shared output
+# helpers (src/util) + libhpm; docs/architecture.md says which may include which.
 CLI_SRC := $(wildcard src/cli/*.c)
 CLI_OBJ := $(patsubst src/cli/%.c,$(BUILD)/obj/cli/%.o,$(CLI_SRC))
+BENCH_SRC := $(wildcard src/bench/*.c)
+BENCH_OBJ := $(patsubst src/bench/%.c,$(BUILD)/obj/bench/%.o,$(BENCH_SRC))
+UTIL_SRC := $(wildcard src/util/*.c)
+UTIL_OBJ := $(patsubst src/util/%.c,$(BUILD)/obj/util/%.o,$(UTIL_SRC))
+HPM_OBJ := $(CLI_OBJ) $(BENCH_OBJ) $(UTIL_OBJ)
 DATA := $(sort $(wildcard data/events/*.evt) $(wildcard data/metrics/*.mg))
 HEADERS := $(wildcard include/hpm/*.h)
 TEST_SRC := $(wildcard tests/c/*.c)
@@ -77,14 +84,22 @@ $(BUILD)/lib/libhpm.so: $(LIB_OBJ) src/lib/libhpm.map
 		-o $(BUILD)/lib/$(SONAME) $(LIB_OBJ) -lm
 	ln -sf $(SONAME) $@
 
-$(BUILD)/obj/cli/%.o: src/cli/%.c $(wildcard src/cli/*.h) $(HEADERS)
+$(BUILD)/obj/cli/%.o: src/cli/%.c $(wildcard src/cli/*.h) src/bench/bench.h src/util/out.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Isrc/bench -Isrc/util $(CFLAGS) $(WARN) -c -o $@ $<
+
+$(BUILD)/obj/bench/%.o: src/bench/%.c $(wildcard src/bench/*.h) src/util/out.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Isrc/util $(CFLAGS) $(WARN) -c -o $@ $<
+
+$(BUILD)/obj/util/%.o: src/util/%.c src/util/out.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
 # hpm links libhpm statically: one file to copy onto a board.
-$(BUILD)/bin/hpm: $(CLI_OBJ) $(BUILD)/lib/libhpm.a
+$(BUILD)/bin/hpm: $(HPM_OBJ) $(BUILD)/lib/libhpm.a
 	@mkdir -p $(@D)
-	$(CC) $(LINK_STATIC) -pthread -o $@ $(CLI_OBJ) $(BUILD)/lib/libhpm.a -lm
+	$(CC) $(LINK_STATIC) -pthread -o $@ $(HPM_OBJ) $(BUILD)/lib/libhpm.a -lm
 
 # Calibration workload with an exactly known instruction count per iteration.
 $(BUILD)/bin/hpm-loop: workloads/hpm-loop.c $(BUILD)/lib/libhpm.a

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "hpm/hpm.h"
+#include "out.h" /* src/util: json_string, outfile, thousands, parse_count */
 
 int cmd_list(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
@@ -17,10 +18,6 @@ int cmd_top(int argc, char **argv);
  * a failed exec); spawn_release lets it exec: 0, the exec's errno, or -1. */
 pid_t spawn(char **cmd, int *go_fd, int *err_fd);
 int spawn_release(pid_t child, int go_fd, int err_fd);
-
-/* "-c 100": a whole number in [lo, hi], else one line "hpm CMD: WHAT must be ..." and -1 */
-int parse_count(const char *cmd, const char *s, const char *what, unsigned long long lo,
-		unsigned long long hi, unsigned long long *out);
 
 /* targets.c: CPU lists "0,2-3" (checked against the online CPUs), PID/TID
  * lists "1,2" (each must exist); errors are one line "hpm CMD: ..." and -1. */
@@ -34,18 +31,5 @@ void task_comm(pid_t tid, char *buf, size_t len);
 /* still running (a zombie is not) */
 bool task_alive(pid_t tid);
 void cpu_topology(int cpu, int *socket, int *die, int *core);
-
-/* output helpers (out.c) */
-void json_string(FILE *f, const char *s);
-/* 1234567 -> "1,234,567" */
-const char *thousands(double v, char *buf, size_t len);
-/* Output file written atomically: open a temp file, commit renames it. */
-struct outfile {
-	FILE *f;
-	char path[4096], tmp[4200];
-};
-int outfile_open(struct outfile *o, const char *path);
-int outfile_commit(struct outfile *o);
-void outfile_abort(struct outfile *o);
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* hpm bench: list | run | compare | clocks | selftest (benchmarks in bench_*.c). */
+/* hpm bench: list | run | compare | clocks | selftest (the engine is src/bench). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -7,8 +7,6 @@
 #include "bench.h"
 #include "cli.h"
 #include "hpm/cycles.h"
-
-int bench_copy_selftest(void);
 
 static const char bench_help[] =
 	"usage: hpm bench list\n"
@@ -141,8 +139,9 @@ static size_t default_max_ws(void)
 
 static int bench_list(void)
 {
-	for (int i = 0; bench_all(i); i++)
-		printf("%-11s %s\n", bench_all(i)->name, bench_all(i)->what);
+	const char *name, *what;
+	for (int i = 0; (name = bench_name(i, &what)); i++)
+		printf("%-11s %s\n", name, what);
 	return 0;
 }
 
@@ -271,7 +270,7 @@ static int bench_run_cmd(int argc, char **argv)
 	return bench_run(&o, names, nnames, json, events, table);
 }
 
-int bench_clocks(int argc, char **argv)
+static int bench_clocks(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;

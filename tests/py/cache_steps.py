@@ -1,7 +1,7 @@
 """Does the random pointer-chasing latency step up where sysfs says the caches end?
 
 Pure functions (no I/O), so tests can feed them made-up curves as well as real ones.
-The rule is the one `hpm bench run -b mem` prints in its summary (src/cli/bench_mem.c):
+The rule is the one `hpm bench run -b mem` prints in its summary (src/bench/bench_mem.c):
 for a cache of size S, compare the latency at S/2 (inside it) with the latency at 4S
 (outside); the step must be at least STEP times, and the first working set from S/8 up
 whose latency passes the geometric middle of the two must lie within [S/2, 4S].

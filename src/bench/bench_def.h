@@ -1,30 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* hpm bench: the benchmark registry and the measuring harness (bench_harness.c). */
-#ifndef HPM_BENCH_H
-#define HPM_BENCH_H
+/* Inside the benchmark engine: the benchmark registry (cases, definitions, results) and the
+ * helpers benchmarks use; the measuring harness is bench_harness.c. Front-ends see bench.h. */
+#ifndef HPM_BENCH_DEF_H
+#define HPM_BENCH_DEF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-
-#define BENCH_MAX_SIZES 64
-#define BENCH_MAX_ALIGN 64
-
-/* Options shared by every benchmark (set from the command line). */
-struct bench_opts {
-	size_t sizes[BENCH_MAX_SIZES]; /* copy / io sizes in bytes */
-	int nsizes;
-	int align[BENCH_MAX_ALIGN][2]; /* (src offset, dst offset) pairs, 0..7 */
-	int nalign;
-	size_t max_ws;                 /* largest working set of latency/bandwidth */
-	size_t bitmap_bits;
-	const char *tmpfs_dir;         /* for the tmpfs read/write cases */
-	int cpu;                       /* pin here (-1: do not pin) */
-	int epochs;
-	double min_epoch_ns;
-	bool quick;                    /* fewer cases: the lab and smoke tests */
-};
+#include "bench.h"
 
 struct bench_case;
 struct bench_result;
@@ -93,13 +77,9 @@ extern const struct bench_def bench_copy_defs[], bench_io_defs[], bench_bits_def
 /* every benchmark in list order */
 const struct bench_def *bench_all(int i);
 
-/* harness */
-int bench_run(const struct bench_opts *o, char **names, int nnames, const char *json_path,
-	      const char *events, bool table);
-int bench_compare(int argc, char **argv);
-int bench_clocks(int argc, char **argv);
-
 /* helpers for benchmarks */
+/* a setup's zeroed state, hung on c->state; NULL with `why` said when memory is short */
+void *case_state(struct bench_case *c, size_t size, char *why, size_t len);
 void *bench_alloc(size_t n); /* page-aligned, zeroed, NULL on failure */
 void bench_free(void *p, size_t n);
 uint64_t bench_rand(uint64_t *state); /* xorshift64*: fixed seeds, same data everywhere */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "bench.h"
+#include "bench_def.h"
 
 struct share_state {
 	pthread_t th;
@@ -102,10 +102,9 @@ static void share_teardown(struct bench_case *c)
 
 static int share_setup(struct bench_case *c, char *why, size_t len)
 {
-	struct share_state *st = calloc(1, sizeof(*st));
+	struct share_state *st = case_state(c, sizeof(*st), why, len);
 	if (!st)
 		return -1;
-	c->state = st;
 	if (posix_memalign(&st->mem, 256, 512)) {
 		st->mem = NULL;
 		snprintf(why, len, "out of memory");

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "bench.h"
+#include "bench_def.h"
 
 #define LINE 64
 #define CHASE 64 /* loads per operation */
@@ -46,10 +46,9 @@ static void mem_teardown(struct bench_case *c)
 
 static int mem_setup(struct bench_case *c, char *why, size_t len)
 {
-	struct mem_state *st = calloc(1, sizeof(*st));
+	struct mem_state *st = case_state(c, sizeof(*st), why, len);
 	if (!st)
 		return -1;
-	c->state = st;
 	st->maplen = c->n + HUGE_;
 	st->map = mmap(NULL, st->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (st->map == MAP_FAILED) {

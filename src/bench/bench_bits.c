@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "bench.h"
+#include "bench_def.h"
 
 #define REF __attribute__((noinline))
 
@@ -97,10 +97,9 @@ static void bits_teardown(struct bench_case *c)
 
 static int bits_setup(struct bench_case *c, char *why, size_t len)
 {
-	struct bits_state *st = calloc(1, sizeof(*st));
+	struct bits_state *st = case_state(c, sizeof(*st), why, len);
 	if (!st)
 		return -1;
-	c->state = st;
 	st->words = (c->n + 63) / 64;
 	st->map = malloc(st->words * 8);
 	if (!st->map) {

@@ -11,7 +11,7 @@
  */
 #include <math.h>
 #include <string.h>
-#include "bench.h"
+#include "bench_def.h"
 
 #define OPAQUE(v) __asm__("" : "+r"(v))
 #define R4(s) s s s s

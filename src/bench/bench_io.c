@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/vfs.h>
 #include <unistd.h>
-#include "bench.h"
+#include "bench_def.h"
 
 #define TMPFS_MAGIC_ 0x01021994
 #define RAMFS_MAGIC_ 0x858458f6
@@ -64,11 +64,10 @@ static const char *tmpfs_dir(const struct bench_opts *o)
 
 static int io_setup(struct bench_case *c, char *why, size_t len)
 {
-	struct io_state *st = calloc(1, sizeof(*st));
+	struct io_state *st = case_state(c, sizeof(*st), why, len);
 	if (!st)
 		return -1;
 	st->fd[0] = st->fd[1] = -1;
-	c->state = st;
 	st->len = c->n + 64;
 	st->wbuf = bench_alloc(st->len);
 	st->rbuf = bench_alloc(st->len);

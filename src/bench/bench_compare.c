@@ -10,8 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bench.h"
-#include "cli.h"
+#include "bench_def.h"
 
 /* ---- a minimal JSON reader (enough for hpm-bench files) ------------------- */
 enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };

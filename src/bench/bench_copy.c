@@ -17,7 +17,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "bench.h"
+#include "bench_def.h"
 
 #define REF __attribute__((noinline, optimize("no-tree-vectorize", "no-tree-loop-distribute-patterns", "no-unroll-loops")))
 
@@ -228,10 +228,9 @@ static void fill(unsigned char *p, size_t n, uint64_t seed)
 
 static int copy_setup(struct bench_case *c, char *why, size_t len)
 {
-	struct copy_state *st = calloc(1, sizeof(*st));
+	struct copy_state *st = case_state(c, sizeof(*st), why, len);
 	if (!st)
 		return -1;
-	c->state = st;
 	st->len = c->n + 2 * GAP + 64;
 	st->sbuf = bench_alloc(st->len);
 	st->dbuf = bench_alloc(st->len);

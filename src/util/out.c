@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli.h"
+#include "out.h"
 
 void json_string(FILE *f, const char *s)
 {

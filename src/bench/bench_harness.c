@@ -20,9 +20,10 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
-#include "bench.h"
-#include "cli.h"
+#include "bench_def.h"
 #include "hpm/cycles.h"
+#include "hpm/hpm.h"
+#include "out.h"
 
 const struct bench_def *bench_all(int i)
 {
@@ -37,6 +38,14 @@ const struct bench_def *bench_all(int i)
 				all[n++] = d;
 	}
 	return i >= 0 && i < n ? all[i] : NULL;
+}
+
+const char *bench_name(int i, const char **what)
+{
+	const struct bench_def *d = bench_all(i);
+	if (d && what)
+		*what = d->what;
+	return d ? d->name : NULL;
 }
 
 struct bench_case *case_add(struct case_list *l, const char *bench, case_run_fn run)
@@ -56,6 +65,14 @@ struct bench_case *case_add(struct case_list *l, const char *bench, case_run_fn 
 	c->per_op = 1;
 	c->unit = "op";
 	return c;
+}
+
+void *case_state(struct bench_case *c, size_t size, char *why, size_t len)
+{
+	c->state = calloc(1, size);
+	if (!c->state)
+		snprintf(why, len, "out of memory for the case's state (%zu bytes)", size);
+	return c->state;
 }
 
 void *bench_alloc(size_t n)
