@@ -22,6 +22,21 @@ are copied to --out/<arch>/. Exit status: the command's (the first nonzero with 
 """
 
 
+RECORD_EPILOG = """\
+examples:
+  hpmkit lab record --arch both -o prof -- hpm-truth dup 2000
+  hpmkit lab record --arch riscv64 -e loads -c 5000 -o prof -- ksuite --lab pipe
+  hpmkit lab record --arch both --add ./myprog --exact -o prof -- myprog --size 4096
+  hpmkit lab record --arch aarch64 --comm exe -o prof -- ksuite --lab exec
+  perf script -i prof/riscv64.perf.data          (Linux perf reads the file)
+  hpmkit profile show prof/riscv64.hpmprof
+  hpmkit compare prof/riscv64.hpmprof --vs prof/aarch64.hpmprof
+
+Samples outside COMMAND's process tree (the guest's init, idle, kernel threads) are
+counted and left out of the profile (the perf.data keeps them). Exit status: COMMAND's.
+"""
+
+
 def add_parser(sub, raw_formatter) -> None:
     lab = sub.add_parser("lab", help="run commands in riscv64/aarch64 Linux guests under QEMU",
                          description="Real riscv64 and aarch64 kernels under QEMU with exact, "
@@ -39,13 +54,45 @@ def add_parser(sub, raw_formatter) -> None:
     r.add_argument("--console-log", metavar="FILE", help="keep the raw console output")
     r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                    help="set an environment variable for the command")
+    r.add_argument("--add", action="append", default=[], metavar="PATH", type=Path,
+                   help="copy your own static binary (to /bin) or folder (to /NAME, its "
+                   "top-level executables also on /bin) into the guest; repeatable")
     r.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     r.set_defaults(run=_run)
+    rec = ls.add_parser("record", help="precise profile of a command, sampled in the emulator",
+                        description="Boot the guest with the lab's precise sampler (a QEMU TCG "
+                        "plugin: exact event counts, the precise instruction of every sample, "
+                        "frame-pointer call chains read from guest memory; nothing in the guest "
+                        "changes) and run COMMAND. Writes OUT/<arch>.perf.data (perf reads it), "
+                        "OUT/<arch>.hpmprof (COMMAND and its children; --comm narrows it) and "
+                        "with --exact OUT/<arch>.exact.tsv (instructions per function, counted, "
+                        "not sampled). docs/pes.md.",
+                        epilog=RECORD_EPILOG, formatter_class=raw_formatter)
+    rec.add_argument("--arch", choices=[*guest.ARCHES, "both"], required=True)
+    rec.add_argument("-o", "--out", required=True, type=Path, help="output folder")
+    rec.add_argument("-e", "--event", default="instructions",
+                     help="event to sample on: instructions (default), loads, stores, branches, "
+                     "taken-branches")
+    rec.add_argument("-c", "--period", type=int, default=10000,
+                     help="mean events between samples (default 10000; each period is jittered "
+                     "so sampling cannot resonate with a loop)")
+    rec.add_argument("--seed", type=int, default=1, help="jitter seed (default 1)")
+    rec.add_argument("--exact", action="store_true",
+                     help="also count every instruction per function (no sampling)")
+    rec.add_argument("--comm", action="append", default=[], metavar="NAME",
+                     help="keep only samples of tasks with this name (repeatable)")
+    rec.add_argument("--add", action="append", default=[], metavar="PATH", type=Path,
+                     help="copy your own static binary or folder into the guest (as lab run)")
+    rec.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                     help="set an environment variable for the command")
+    rec.add_argument("--timeout", type=float, default=600, help="seconds before the guest is killed")
+    rec.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
+    rec.set_defaults(run=_record)
     su = ls.add_parser("suite", help="record the ksuite workloads on both ISAs as profiles",
                        description="Record every ksuite workload (or --workload ones) in its "
-                       "own boot with hpm record (cpu-clock sampling, cycles and instructions "
-                       "read in each sample, call stacks, whole CPU) and save the workload's "
-                       "samples as OUT/<arch>/<workload>.hpmprof. This is how "
+                       "own boot, by default with the lab's precise sampler (in the emulator, "
+                       "on retired instructions, the workload's processes only; see 'hpmkit lab "
+                       "record'), and save it as OUT/<arch>/<workload>.hpmprof. This is how "
                        "examples/lab-suite, the data of 'hpmkit compare', is made.",
                        epilog="examples:\n  hpmkit lab suite --arch both --out examples/lab-suite\n"
                        "  hpmkit lab suite --arch riscv64 --workload pipe --out /tmp/s\n",
@@ -56,6 +103,12 @@ def add_parser(sub, raw_formatter) -> None:
                     help="only this workload (repeatable; default: all of 'ksuite list')")
     su.add_argument("--raw", metavar="DIR", help="keep the perf.data files here "
                     "(default .cache/lab/suite-raw)")
+    su.add_argument("--sampler", choices=["precise", "interrupt"], default="precise",
+                    help="precise: in-emulator sampling on retired instructions (default); "
+                    "interrupt: hpm record in the guest on cpu-clock (skewed: docs/pes.md)")
+    su.add_argument("-c", "--period", type=int, default=None,
+                    help="sampling period (default 20000 instructions precise, 100000 ns "
+                    "interrupt)")
     su.add_argument("--reimport", action="store_true",
                     help="make the profiles from perf.data files already in the raw folder "
                     "(record only the missing ones)")
@@ -65,6 +118,46 @@ def add_parser(sub, raw_formatter) -> None:
     p.set_defaults(run=_prepare)
 
 
+def _argv(args) -> list[str]:
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise LabError(f"lab {args.lab_command}: give the command after '--' "
+                       f"(hpmkit lab {args.lab_command} --help)")
+    return argv
+
+
+def _env(items: list[str]) -> dict[str, str]:
+    env = {}
+    for s in items:
+        name, eq, val = s.partition("=")
+        if not eq or not name:
+            raise LabError(f"--env wants NAME=VALUE, got '{s}'")
+        env[name] = val
+    return env
+
+
+def _record(args) -> int:
+    from . import record
+    argv = _argv(args)
+    opts = record.Options(event=args.event, period=args.period, seed=args.seed,
+                          exact=args.exact, comms=args.comm, add=args.add,
+                          timeout=args.timeout, env=_env(args.env))
+    rc = 0
+    for arch in _arches(args.arch):
+        record.progress(f"{arch}: {' '.join(argv)} (event {opts.event}, period {opts.period})")
+        r = record.record(arch, argv, args.out, opts)
+        sys.stdout.write(r.stdout.decode(errors="replace"))
+        sys.stdout.flush()
+        sys.stderr.write(r.stderr.decode(errors="replace"))
+        notes = "; ".join(f"{v} {k}" for k, v in r.skipped.items())
+        record.progress(f"{arch}: exit status {r.status}; {r.kept} samples in {r.profile}"
+                        + (f" (left out: {notes})" if notes else ""))
+        if r.exact:
+            record.progress(f"{arch}: exact counts per function in {r.exact}")
+        rc = rc or r.status
+    return rc
+
+
 def _arches(a: str) -> list[str]:
     return list(guest.ARCHES) if a == "both" else [a]
 
@@ -72,7 +165,8 @@ def _arches(a: str) -> list[str]:
 def _suite(args) -> int:
     from . import suite
     paths = suite.record_suite(_arches(args.arch), Path(args.out), args.workload,
-                               Path(args.raw) if args.raw else None, reuse_raw=args.reimport)
+                               Path(args.raw) if args.raw else None, period=args.period,
+                               reuse_raw=args.reimport, sampler=args.sampler)
     print(f"lab suite: {len(paths)} profile(s) in {args.out}/", file=sys.stderr)
     return 0
 
@@ -84,21 +178,15 @@ def _prepare(args) -> int:
 
 
 def _run(args) -> int:
-    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
-    if not argv:
-        raise LabError("lab run: give the command after '--' (hpmkit lab run --help)")
+    argv = _argv(args)
     sysctls = {}
     for s in args.sysctl:
         path, eq, val = s.partition("=")
         if not eq or not path.startswith("/proc/sys/"):
             raise LabError(f"--sysctl wants /proc/sys/PATH=VALUE, got '{s}'")
         sysctls[path] = val
-    env = {}
-    for s in args.env:
-        name, eq, val = s.partition("=")
-        if not eq or not name:
-            raise LabError(f"--env wants NAME=VALUE, got '{s}'")
-        env[name] = val
+    env = _env(args.env)
+    added = guest.added_files(args.add)
     rc = 0
     for arch in _arches(args.arch):
         if args.arch == "both":
@@ -106,7 +194,7 @@ def _run(args) -> int:
         log = Path(f"{args.console_log}.{arch}" if args.arch == "both" else args.console_log) \
             if args.console_log else None
         res = guest.run(arch, argv, timeout=args.timeout, sysctls=sysctls, console_log=log,
-                        env=env)
+                        env=env, add=added)
         if res.exec_errno is not None:
             raise LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
                            f"(the guest's PATH is /bin: {', '.join(guest.bin_names(arch))})")

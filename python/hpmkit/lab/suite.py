@@ -1,11 +1,14 @@
 """Record the ksuite workloads in the lab guests and keep them as profiles: the example data
 that `hpmkit compare` ships with (examples/lab-suite) and the way to refresh it.
 
-Every workload is recorded in its own boot, whole-CPU (the workloads fork), sampling on
-cpu-clock with cycles and instructions read in each sample: QEMU's emulated PMUs lose
-overflow interrupts of hardware events (docs/record.md), a timer does not. Under
--icount shift=0 one guest instruction is one nanosecond, so PERIOD is also the number of
-instructions between samples and a recording is the same on every run.
+Every workload is recorded in its own boot. The default sampler is the precise one in the
+emulator (lab/pes through hpmkit.lab.record): retired instructions, a jittered period, the
+precise instruction and its call chain, the workload's process tree only. `sampler=
+"interrupt"` keeps the older way for comparison: `hpm record` in the guest, whole-CPU,
+sampling on cpu-clock with cycles and instructions read in each sample (QEMU's emulated PMUs
+lose overflow interrupts of hardware events, docs/record.md). Timer interrupts cannot
+sample interrupt-masked code: those samples land at the next unmask point (docs/pes.md
+measures the skew). Under -icount shift=0 both are the same on every run.
 """
 from __future__ import annotations
 
@@ -17,7 +20,9 @@ from . import guest
 from .protocol import LabError
 
 EVENTS = "{cpu-clock,cycles,instructions}"
-PERIOD = 100000
+PERIOD = 100000            # interrupt sampler: ns of guest time (= instructions)
+PRECISE_PERIOD = 20000     # precise sampler: instructions (mean of the jittered periods)
+SAMPLERS = ("precise", "interrupt")
 # the workload and the processes it starts: ksuite, and "exe" for the children it
 # execs through /proc/self/exe (the kernel names a task after the file it execs)
 WORKLOAD_COMMS = ["ksuite", "exe"]
@@ -83,9 +88,34 @@ def to_profile(raw: Path, arch: str, workload: str, out_dir: Path) -> Path:
     return prof.save(out_dir / arch / f"{workload}.hpmprof")
 
 
+def record_precise(arch: str, workload: str, raw_dir: Path, out_dir: Path,
+                   period: int = PRECISE_PERIOD, reuse_raw: bool = False) -> Path:
+    """One workload with the in-emulator sampler; the profile keeps ksuite's process tree."""
+    from . import record as rec
+    argv = ["ksuite", "--lab", workload]
+    work = raw_dir / "precise" / workload
+    opts = rec.Options(period=period)
+    data = work / f"{arch}.perf.data"
+    if reuse_raw and data.is_file():
+        prof, _, _ = rec.to_profile(arch, data, work, argv, opts)
+    else:
+        r = rec.record(arch, argv, work, opts)
+        if r.status != 0:
+            tail = " | ".join(r.stderr.decode(errors="replace").strip().splitlines()[-3:])
+            raise LabError(f"{arch}: {' '.join(argv)} failed (exit {r.status}): {tail}")
+        prof = r.profile
+    from ..profile import Profile
+    p = Profile.load(prof)
+    p.meta["workload"] = workload
+    p.meta["source"] = dict(p.meta["source"], path=f"{arch}/{workload}.perf.data")
+    return p.save(out_dir / arch / f"{workload}.hpmprof")
+
+
 def record_suite(arches: list[str], out_dir: Path, names: list[str] | None = None,
-                 raw_dir: Path | None = None, period: int = PERIOD,
-                 reuse_raw: bool = False) -> list[Path]:
+                 raw_dir: Path | None = None, period: int | None = None,
+                 reuse_raw: bool = False, sampler: str = "precise") -> list[Path]:
+    if sampler not in SAMPLERS:
+        raise LabError(f"unknown sampler '{sampler}' (choose {', '.join(SAMPLERS)})")
     names = names or workloads()
     raw_dir = raw_dir or guest.CACHE / "suite-raw"
     done = []
@@ -93,8 +123,12 @@ def record_suite(arches: list[str], out_dir: Path, names: list[str] | None = Non
     for arch in arches:
         for w in names:
             print(f"lab suite: [{len(done) + 1}/{total}] {arch} {w}", file=sys.stderr, flush=True)
+            if sampler == "precise":
+                done.append(record_precise(arch, w, raw_dir, out_dir, period or PRECISE_PERIOD,
+                                           reuse_raw))
+                continue
             raw = raw_dir / arch / f"{w}.data"
             if not (reuse_raw and raw.is_file()):
-                raw = record(arch, w, raw_dir, period)
+                raw = record(arch, w, raw_dir, period or PERIOD)
             done.append(to_profile(raw, arch, w, out_dir))
     return done

@@ -1,0 +1,312 @@
+"""`hpmkit lab record`: precise, unperturbed profiles of a command in the lab guests.
+
+The sampler runs in the emulator (lab/pes, a QEMU TCG plugin), not in the guest: it counts
+retired instructions (or loads, stores, branches) exactly, takes a sample at the precise
+instruction where a jittered period runs out, and reads the task and its frame-pointer call
+chain from guest memory. Nothing in the guest changes, so interrupt-masked code is sampled
+like any other (seed 000's Precise Event Sampling, emulated). See docs/pes.md.
+
+Outputs in OUT/: <arch>.perf.data (Linux perf reads it), <arch>.hpmprof (the command and its
+children only: the guest's init, idle and kernel threads are counted and left out), and with
+--exact <arch>.exact.tsv (every instruction, per function) beside them.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import guest
+from .protocol import LabError
+
+EVENTS = ("instructions", "loads", "stores", "branches", "taken-branches")
+DEFAULT_PERIOD = 10000
+PLUGIN = guest.ROOT / "build" / "lab" / "libhpmpes.so"
+INIT_PID = 1          # the guest's init (lab/init.c) forks the command
+
+
+@dataclass
+class Options:
+    event: str = "instructions"
+    period: int = DEFAULT_PERIOD
+    seed: int = 1
+    exact: bool = False
+    comms: list[str] = field(default_factory=list)
+    add: list[Path] = field(default_factory=list)
+    timeout: float = 600
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Recording:
+    arch: str
+    perf_data: Path
+    profile: Path
+    exact: Path | None
+    status: int
+    kept: int
+    skipped: dict[str, int]
+    stdout: bytes
+    stderr: bytes
+
+
+def plugin_path() -> Path:
+    """The plugin, built (or brought up to date) by make."""
+    p = subprocess.run(["make", "-s", "-C", str(guest.ROOT), str(PLUGIN.relative_to(guest.ROOT))],
+                       capture_output=True, text=True)
+    if p.returncode or not PLUGIN.is_file():
+        tail = " | ".join(p.stderr.strip().splitlines()[-3:])
+        raise LabError(f"building the lab sampler {PLUGIN.name} failed: {tail or 'no output'}")
+    return PLUGIN
+
+
+def symfs_for(arch: str, out: Path, add: list[Path]) -> Path:
+    """A folder laid out like the guest's /bin (links to the host files), so user frames of
+    the guest binaries and of the user's own (--add) resolve; kept for later re-imports."""
+    d = out / f"{arch}.symfs"
+    b = d / "bin"
+    b.mkdir(parents=True, exist_ok=True)
+    for old in b.iterdir():
+        old.unlink()
+    for f in sorted((guest.ROOT / "build" / arch / "bin").iterdir()):
+        if f.is_file():
+            (b / f.name).symlink_to(f.resolve())
+    for a in add:
+        a = Path(a)
+        files = [a] if a.is_file() else [f for f in sorted(a.iterdir()) if f.is_file()]
+        for f in files:
+            link = b / f.name
+            if link.is_symlink():
+                link.unlink()
+            link.symlink_to(f.resolve())
+    return d
+
+
+def process_parents(perf_data: Path) -> dict[int, int]:
+    """pid -> parent pid, from the FORK records the sampler writes for every new process."""
+    from ..perfdata import PerfData
+    parents: dict[int, int] = {}
+    with PerfData(perf_data) as pd:
+        for rec in pd.records():
+            if rec.name == "FORK":
+                pid, ppid, tid, _ptid = struct.unpack_from("<iiii", rec.payload, 0)
+                if pid == tid and pid != ppid:
+                    parents[pid] = ppid
+    return parents
+
+
+def command_pids(parents: dict[int, int]) -> set[int]:
+    """The command (a child of init) and everything it started."""
+    keep = set()
+    for pid in parents:
+        p, seen = pid, set()
+        while p in parents and p not in seen:
+            seen.add(p)
+            if parents[p] == INIT_PID:
+                keep.add(pid)
+                break
+            p = parents[p]
+    return keep
+
+
+def record(arch: str, argv: list[str], out: Path, opts: Options) -> Recording:
+    if opts.event not in EVENTS:
+        raise LabError(f"unknown lab event '{opts.event}' (choose {', '.join(EVENTS)})")
+    if opts.period < 1:
+        raise LabError(f"--period must be at least 1, got {opts.period}")
+    kf = guest.kernel_files(arch)
+    so = plugin_path()
+    out.mkdir(parents=True, exist_ok=True)
+    data = out / f"{arch}.perf.data"
+    raw_exact = out / f".{arch}.exact-raw.tsv"
+    args = [str(so), f"arch={arch}", f"out={data}", f"event={opts.event}",
+            f"period={opts.period}", f"seed={opts.seed}", f"kernel={kf.system_map}",
+            f"offsets={kf.offsets}", f"bins={guest.ROOT / 'build' / arch / 'bin'}"]
+    if opts.exact:
+        args.append(f"exact={raw_exact}")
+    if any("," in a for a in args):
+        raise LabError("a path given to the lab sampler contains ',' (QEMU splits plugin "
+                       "arguments there): move the output folder")
+    added = guest.added_files(opts.add)
+    res = guest.run(arch, argv, timeout=opts.timeout, add=added, plugin=",".join(args),
+                    env=opts.env)
+    if res.exec_errno is not None:
+        raise LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
+                       f"(the guest's PATH is /bin: hpmkit's tools and --add files)")
+    if not data.is_file():
+        raise LabError(f"{arch}: the sampler wrote no {data.name} (QEMU's messages: "
+                       f"{' | '.join(res.warnings[-3:]) or 'none'})")
+    prof, kept, skipped = to_profile(arch, data, out, argv, opts)
+    exact = None
+    if opts.exact:
+        exact = out / f"{arch}.exact.tsv"
+        write_exact(arch, raw_exact, data, kf.system_map, symfs_for(arch, out, opts.add),
+                    exact, opts.comms)
+        raw_exact.unlink(missing_ok=True)
+    return Recording(arch, data, prof, exact, res.status, kept, skipped, res.stdout, res.stderr)
+
+
+def to_profile(arch: str, data: Path, out: Path, argv: list[str], opts: Options):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..profile import Profile, ingest
+
+    prof = ingest(data, symfs=str(symfs_for(arch, out, opts.add)))
+    if prof.meta.get("isa") != arch:
+        raise LabError(f"{data}: recorded on {prof.meta.get('isa')}, expected {arch}")
+    prof = name_firmware(arch, prof)
+    pids = command_pids(process_parents(data))
+    keep = pc.is_in(prof.samples.column("pid"), value_set=pa.array(sorted(pids), pa.int32()))
+    skipped = dict(prof.meta.get("skipped") or {})
+    n_all = prof.samples.num_rows
+    n_cmd = pc.sum(keep).as_py() or 0
+    if n_all - n_cmd:
+        skipped["samples outside the command (init, idle, kernel threads)"] = n_all - n_cmd
+    if opts.comms:
+        keep = pc.and_(keep, pc.is_in(prof.samples.column("comm"), value_set=pa.array(opts.comms)))
+        n_comm = pc.sum(keep).as_py() or 0
+        if n_cmd - n_comm:
+            skipped[f"samples of other commands than {','.join(opts.comms)}"] = n_cmd - n_comm
+    samples = prof.samples.filter(keep)
+    meta = dict(prof.meta)
+    meta["skipped"] = skipped
+    meta["workload"] = " ".join(argv)
+    meta["source"] = dict(meta["source"], path=data.name)
+    meta["lab"] = {"qemu": guest.MACHINES[arch].qemu, "icount": "shift=0,sleep=off",
+                   "sampler": "lab/pes (in-emulator, precise)", "event": opts.event,
+                   "period": opts.period, "seed": opts.seed, "command": " ".join(argv),
+                   "comms": opts.comms}
+    path = Profile(meta, samples, prof.stacks, prof.frames).save(out / f"{arch}.hpmprof")
+    return path, samples.num_rows, skipped
+
+
+# OpenSBI runs in M mode at physical 0x80000000-0x801fffff (QEMU virt, -bios default): the
+# kernel's SBI calls (timer, console, IPIs) execute there. In-guest perf never sees these
+# instructions; the emulator-side sampler does and marks them hypervisor-mode.
+FIRMWARE = {"riscv64": (0x80000000, 0x80200000, "[firmware]", "[opensbi]")}
+
+
+def name_firmware(arch: str, prof):
+    """Name the unnamed user-space-looking frames in the firmware's range as one function."""
+    if arch not in FIRMWARE:
+        return prof
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..profile import Profile
+    lo, hi, sym, dso = FIRMWARE[arch]
+    f = prof.frames
+    addr = f.column("addr")
+    hit = pc.and_(pc.and_(pc.greater_equal(addr, pa.scalar(lo, pa.uint64())),
+                          pc.less(addr, pa.scalar(hi, pa.uint64()))),
+                  pc.is_null(f.column("symbol")))
+    if not pc.any(hit).as_py():
+        return prof
+    cols = {n: f.column(n) for n in f.column_names}
+    cols["symbol"] = pc.if_else(hit, pa.scalar(sym), f.column("symbol"))
+    cols["dso"] = pc.if_else(hit, pa.scalar(dso), f.column("dso"))
+    frames = pa.table(cols, schema=f.schema)
+    return Profile(prof.meta, prof.samples, prof.stacks, frames)
+
+
+def _exe_maps(data: Path) -> dict[int, list[tuple[int, int, int, str]]]:
+    """pid -> [(start, end, pgoff, filename)] of executable user mappings (MMAP2/MMAP)."""
+    from ..perfdata import PerfData
+    maps: dict[int, list] = defaultdict(list)
+    with PerfData(data) as pd:
+        for rec in pd.records():
+            if rec.name in ("MMAP", "MMAP2"):
+                pid, _tid, start, length, pgoff = struct.unpack_from("<iiQQQ", rec.payload, 0)
+                off = 32 if rec.name == "MMAP" else 64
+                name = bytes(rec.payload[off:]).split(b"\0", 1)[0].decode(errors="replace")
+                if pid not in (-1, 0) and not name.startswith("["):
+                    maps[pid].append((start, start + length, pgoff, name))
+    return maps
+
+
+def write_exact(arch: str, raw: Path, data: Path, system_map: Path, symfs: Path, dst: Path,
+                comms: list[str]) -> None:
+    """Per-function exact counts of the command's processes from the sampler's per-block
+    table: `priv function dso insns loads stores branches` sorted by instructions."""
+    import numpy as np
+
+    from ..profile.symbols import Kallsyms, open_elf
+
+    if not raw.is_file():
+        raise LabError(f"{arch}: the sampler wrote no exact table ({raw.name})")
+    pids = command_pids(process_parents(data))
+    ks = Kallsyms(system_map.read_text(), str(system_map))
+    maps = _exe_maps(data)
+    elfs: dict[str, object] = {}
+    totals: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    rows = []
+    with open(raw) as f:
+        header = f.readline().split()
+        col = {n: i for i, n in enumerate(header)}
+        for line in f:
+            v = line.rstrip("\n").split("\t")
+            tgid = int(v[col["tgid"]])
+            if tgid not in pids or (comms and v[col["comm"]] not in comms):
+                continue
+            rows.append((v[col["priv"]], tgid, v[col["comm"]], int(v[col["start_pc"]], 16),
+                         [int(v[col[k]]) for k in ("insns", "loads", "stores", "branches")]))
+    kaddr = np.array([r[3] for r in rows if r[0] == "kernel"], dtype=np.uint64)
+    kidx = iter(ks.lookup(kaddr)[0].tolist() if len(kaddr) else [])
+    for priv, tgid, comm, pc_, counts in rows:
+        if priv == "kernel":
+            i = next(kidx)
+            name, dso = ks.names[i] if i >= 0 else f"{pc_:#x}", "[kernel.kallsyms]"
+        elif priv == "user":
+            name, dso = f"{pc_:#x}", "[unknown]"
+            # after an exec the task has its new program's map, before it the parent's:
+            # the comm (the program's name since exec) tells which one ran this block
+            cands = [m for m in maps.get(tgid, []) if m[0] <= pc_ < m[1]]
+            cands.sort(key=lambda m: Path(m[3]).name[:15] != comm)
+            for start, end, pgoff, fname in cands[:1]:
+                if True:
+                    dso = fname
+                    host = symfs / fname.lstrip("/")
+                    if fname not in elfs:
+                        try:
+                            elfs[fname] = open_elf(str(host)) if host.exists() else None
+                        except Exception:           # an unreadable ELF names nothing
+                            elfs[fname] = None
+                    img = elfs[fname]
+                    if img is not None:
+                        va = img.offset_to_vaddr(np.array([pc_ - start + pgoff], np.uint64))
+                        i = int(img.lookup(va)[0][0]) if va[0] >= 0 else -1
+                        name = img.names[i] if i >= 0 else name
+                    break
+        else:
+            name, dso = f"[{priv}]", f"[{priv}]"
+        t = totals[(priv, str(name), dso)]
+        for i in range(4):
+            t[i] += counts[i]
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    with open(tmp, "w") as f:
+        f.write("priv\tfunction\tdso\tinsns\tloads\tstores\tbranches\n")
+        for (priv, name, dso), c in sorted(totals.items(), key=lambda kv: (-kv[1][0], kv[0])):
+            f.write(f"{priv}\t{name}\t{dso}\t{c[0]}\t{c[1]}\t{c[2]}\t{c[3]}\n")
+    tmp.replace(dst)
+
+
+def read_exact(path: Path) -> list[dict]:
+    """Rows of an <arch>.exact.tsv as dicts with integer counts."""
+    out = []
+    with open(path) as f:
+        names = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            v = dict(zip(names, line.rstrip("\n").split("\t")))
+            for k in ("insns", "loads", "stores", "branches"):
+                v[k] = int(v[k])
+            out.append(v)
+    return out
+
+
+def progress(msg: str) -> None:
+    print(f"lab record: {msg}", file=sys.stderr, flush=True)

@@ -1,0 +1,128 @@
+"""Ground truth for `hpmkit lab record` (the precise in-emulator sampler, docs/pes.md).
+
+1. Exact mode against the guest's own PMU: the instructions one more iteration of a workload
+   costs (user + kernel, differences of two run lengths, so start-up cancels) are the same
+   whether the emulator-side sampler counts them or `hpm stat` reads the emulated PMU inside
+   the guest. Two independent counters, one number.
+2. Sampled shares against exact shares of the same run: every function within 2 percentage
+   points, on both ISAs, for the issue's three calls and a socket workload.
+3. Determinism and no resonance: the same recording twice is byte-identical; another jitter
+   seed gives shares within sampling error.
+4. The issue's table: exact per-call ratios riscv64/aarch64 of dup, close, getppid.
+"""
+import shutil
+
+import pytest
+
+from conftest import ROOT
+from hpmkit.lab import guest, record, truth
+from hpmkit.profile import Profile
+
+pytestmark = pytest.mark.skipif(not (shutil.which("qemu-system-riscv64") and
+                                     shutil.which("qemu-system-aarch64")),
+                                reason="QEMU system emulators missing (scripts/setup.sh)")
+ARCHES = ["riscv64", "aarch64"]
+
+
+def rec(tmp_path, arch, cmd, period=2000, seed=1, exact=True, name="r"):
+    out = tmp_path / f"{name}-{arch}"
+    r = record.record(arch, cmd.split(), out, record.Options(period=period, seed=seed,
+                                                            exact=exact, comms=["hpm-truth"]))
+    assert r.status == 0, r.stderr
+    return r
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("mode", ["dup", "getppid"])
+def test_exact_mode_agrees_with_the_guest_pmu(tmp_path, arch, mode):
+    """The same execution counted twice: `hpm stat -e instructions` (the guest's emulated PMU,
+    user + kernel, read in the guest) around `hpm-truth MODE N`, recorded with the exact
+    mode (the plugin counts outside the guest, perturbing nothing). The PMU counts from exec
+    to exit, the plugin the whole task: the difference between two run lengths removes
+    those edges, leaving the cost of the extra iterations by both counters.
+
+    Measured disagreement (docs/pes.md): when a timer tick falls into the extra iterations,
+    the exact mode charges ~1,800-6,000 more instructions to the task than the guest PMU
+    counts (tick and scheduler work that runs while the task is current), and on riscv64
+    part of the scheduler's load-average decay at the final context switch (219
+    instructions for getppid). So: equal to the instruction when no such time-driven work
+    differs between the runs; otherwise the gap is reported and must stay within the
+    time-driven work the exact table itself shows."""
+    n1, n2 = 1000, 2000
+    ex, pmu, tick = {}, {}, {}
+    for n in (n1, n2):
+        r = record.record(arch, ["hpm", "stat", "-x,", "-e", "instructions", "--", "hpm-truth",
+                                 mode, str(n)], tmp_path / f"e{n}",
+                          record.Options(period=100000, exact=True, comms=["hpm-truth"]))
+        assert r.status == 0, r.stderr
+        rows = record.read_exact(r.exact)
+        # OpenSBI's M-mode instructions are outside the guest PMU's S/U counting
+        ex[n] = sum(x["insns"] for x in rows if x["priv"] in ("user", "kernel"))
+        tick[n] = sum(x["insns"] for x in rows if x["function"] in TICK_PATH)
+        line = next(l for l in r.stderr.decode().splitlines() if ",instructions," in l)
+        pmu[n] = int(line.split(",")[0])
+    d_exact, d_pmu, d_tick = ex[n2] - ex[n1], pmu[n2] - pmu[n1], tick[n2] - tick[n1]
+    print(f"{arch} {mode}: {n2 - n1} more iterations: exact mode {d_exact}, guest PMU {d_pmu}, "
+          f"tick work in between {d_tick}; edges (exact - PMU at N={n1}): {ex[n1] - pmu[n1]}")
+    if d_tick == 0:
+        # equal to the instruction (one instruction of difference has been seen where fork
+        # meets exec at the counters' edges: riscv64 place_entity)
+        assert abs(d_exact - d_pmu) <= 1
+    else:
+        assert 0 <= d_exact - d_pmu <= 4 * d_tick
+
+
+# work that depends on elapsed time rather than on iterations: the timer interrupt's own
+# functions (a tick is in a run when these executed in it) and the scheduler's load-average
+# decay (its loops run once per 1 ms period elapsed since the last update)
+TICK_PATH = {"scheduler_tick", "update_process_times", "tick_sched_timer", "hrtimer_interrupt",
+             "tick_handle_periodic", "__update_load_avg_se", "__update_load_avg_cfs_rq",
+             "__update_load_avg_blocked_se"}
+
+
+# long enough for > 5,000 samples at period 2,000 (the 2-point bound is then > 3 standard
+# deviations for every share)
+CASES = ["hpm-truth dup 20000", "hpm-truth getppid 60000", "hpm-truth unix 4000"]
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("cmd", CASES)
+def test_sampled_shares_match_exact_shares(tmp_path, arch, cmd):
+    r = rec(tmp_path, arch, cmd)
+    prof = Profile.load(r.profile)
+    n = prof.samples.num_rows
+    assert n > 5000, n
+    errs = truth.share_errors(truth.sampled_shares(prof), truth.exact_shares(record.read_exact(r.exact)))
+    worst = errs[0]
+    print(f"{arch} {cmd}: {n} samples; largest gap {worst[0]} exact {100 * worst[1]:.2f} % "
+          f"sampled {100 * worst[2]:.2f} %")
+    assert abs(worst[1] - worst[2]) < 0.02, errs[:5]
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_same_recording_twice_is_identical_and_seeds_agree(tmp_path, arch):
+    cmd = "hpm-truth pipe 5000"
+    a = rec(tmp_path, arch, cmd, exact=False, name="a")
+    b = rec(tmp_path, arch, cmd, exact=False, name="b")
+    assert a.perf_data.read_bytes() == b.perf_data.read_bytes()
+    c = rec(tmp_path, arch, cmd, exact=False, seed=7, name="c")
+    assert c.perf_data.read_bytes() != a.perf_data.read_bytes()
+    sa = truth.sampled_shares(Profile.load(a.profile))
+    sc = truth.sampled_shares(Profile.load(c.profile))
+    n = min(Profile.load(a.profile).samples.num_rows, Profile.load(c.profile).samples.num_rows)
+    for f, p in sa.items():
+        # two independent estimates of p: the gap's standard deviation is sqrt(2 p (1-p) / n)
+        sd = (2 * p * (1 - p) / n) ** 0.5
+        assert abs(p - sc.get(f, 0.0)) <= 4 * sd + 1e-9, (f, p, sc.get(f))
+
+
+def test_per_call_ratios_of_the_issue(tmp_path):
+    """The PES issue's table, read around each call in the guest (perf_event_open)."""
+    calls = {arch: {**truth.per_call_counts(arch, ["hpm-truth", "dup", "2000"]),
+                    **truth.per_call_counts(arch, ["hpm-truth", "getppid", "2000"])}
+             for arch in ARCHES}
+    ratio = {c: calls["riscv64"][c] / calls["aarch64"][c] for c in ("dup", "close", "getppid")}
+    print(calls, ratio)
+    assert ratio["dup"] == pytest.approx(1.20, abs=0.03)
+    assert ratio["close"] == pytest.approx(1.00, abs=0.03)
+    assert ratio["getppid"] == pytest.approx(0.80, abs=0.04)
