@@ -9,6 +9,7 @@ get an empty stderr).
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TextIO
@@ -49,7 +50,7 @@ class Progress:
         if self.bar is None:
             from tqdm import tqdm
             self.bar = tqdm(total=total or None, desc=f"{self.command}: {stage}", file=self.stream,
-                            leave=False, delay=max(0.0, self.delay - elapsed), dynamic_ncols=True,
+                            leave=False, delay=max(0.0, self.delay - elapsed), **self._width(),
                             unit=unit or "it", unit_scale=unit == "B", unit_divisor=1024 if unit == "B" else 1000)
             _ACTIVE.add(self)
         if total and self.bar.total != total:
@@ -60,6 +61,18 @@ class Progress:
             self.bar.update(1)
         else:
             self.bar.update(max(0, done - self.bar.n))
+
+    def _width(self) -> dict:
+        """Follow the terminal's size; one that reports none (0 x 0: some emulators, a bare
+        pseudo-terminal) gets 80 x 24, since tqdm would draw nothing."""
+        try:
+            size = os.get_terminal_size(self.stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            size = os.terminal_size((0, 0))
+        out = {"dynamic_ncols": True} if size.columns > 0 else {"ncols": 80}
+        if size.lines <= 0:   # tqdm hides every bar below a screen of 0 lines
+            out["nrows"] = 24
+        return out
 
     def close(self) -> None:
         if self.bar is not None:

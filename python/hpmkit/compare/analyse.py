@@ -230,8 +230,8 @@ def run(a: Contexts, b: Contexts, opts: Options | None = None, progress=None) ->
     cov = Coverage()
     rows: list[Row] = []
     unmatched: dict[str, list[list[tuple]]] = {}
-    for wl in wls:
-        say("matching contexts", wl)
+    for wi, wl in enumerate(wls):
+        say("matching contexts", wl, wi, len(wls))
         ca, cb = a.by_workload[wl], b.by_workload[wl]
         ta, tb = a.totals[wl], b.totals[wl]
         wcov = cov.workload.setdefault(wl, [[ta[0], 0.0, 0.0], [tb[0], 0.0, 0.0]])

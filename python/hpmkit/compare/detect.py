@@ -165,9 +165,9 @@ def detect_metric(metric: str, x: np.ndarray, detectors: list[str], *, seed: int
     med = np.median(x)
     high = x > med
     order = np.argsort(x, kind="stable")
-    for name in detectors:
+    for k, name in enumerate(detectors):
         if progress:
-            progress(f"outlier detection ({metric}, {n} contexts)", LABELS[name])
+            progress(f"outlier detection ({metric}, {n} contexts)", LABELS[name], k, len(detectors))
         if name == "zscore":
             z = robust_z(x)
             lab = z > ZSCORE_CUT
