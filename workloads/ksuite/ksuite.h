@@ -69,5 +69,8 @@ int ks_sendfile(long n);
 int ks_fd_alloc(long n);
 int ks_poll(long n);
 int ks_path(long n);
+int ks_unix_stream(long n);
+int ks_udp_loopback(long n);
+int ks_tcp_loopback(long n);
 
 #endif

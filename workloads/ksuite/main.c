@@ -70,6 +70,12 @@ static const struct ks_workload table[] = {
 	 "select and poll over 256 pipe fds, every third readable"},
 	{"path", "vfs", 200000, 30000, ks_path,
 	 "stat a deep path from misaligned string copies, getcwd in a deep directory"},
+	{"unix-stream", "net", 200000, 60000, ks_unix_stream,
+	 "a writer process streams 100-byte messages over an AF_UNIX socketpair (hackbench)"},
+	{"udp-loopback", "net", 100000, 8000, ks_udp_loopback,
+	 "sendto/recvfrom 6,500-byte datagrams over 127.0.0.1, misaligned buffers (iperf3 -u)"},
+	{"tcp-loopback", "net", 30000, 8000, ks_tcp_loopback,
+	 "a child streams 16 KiB chunks over a loopback TCP connection (iperf3)"},
 };
 #define NWORK (sizeof(table) / sizeof(table[0]))
 
