@@ -174,3 +174,27 @@ def test_command_missing_in_guest(arch):
 def test_guest_timeout_is_an_error(arch):
     with pytest.raises(LabError, match=f"{arch} guest timed out after 3 s"):
         guest.run(arch, ["hpm-loop", "100000000000"], timeout=3)
+
+
+def test_missing_command_exits_127_like_a_shell():
+    p = run([ROOT / ".venv" / "bin" / "hpmkit", "lab", "run", "--arch", "riscv64", "--",
+             "no-such-tool"], timeout=300)
+    assert p.returncode == 127, p.stderr
+    assert p.stderr.count("\n") == 1 and "no-such-tool" in p.stderr and "--add" in p.stderr
+
+
+def test_add_puts_a_users_binary_and_folder_in_the_guest(tmp_path):
+    """--add FILE goes to /bin, --add DIR to /DIR with its top-level executables on /bin."""
+    import shutil as sh
+    d = tmp_path / "mine"
+    (d / "sub").mkdir(parents=True)
+    sh.copy(ROOT / "build" / "riscv64" / "bin" / "hpm-loop", d / "myloop")
+    (d / "sub" / "data.txt").write_text("hello")
+    p = run([ROOT / ".venv" / "bin" / "hpmkit", "lab", "run", "--arch", "riscv64", "--add", d,
+             "--", "hpm", "stat", "-x,", "-e", "instructions:u", "--", "myloop", "1000"],
+            timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"^\d+,,instructions:u,", p.stderr, re.M), p.stderr
+    p = run([ROOT / ".venv" / "bin" / "hpmkit", "lab", "run", "--arch", "riscv64", "--add",
+             tmp_path / "nope", "--", "hpm-loop", "1"], timeout=300)
+    assert p.returncode != 0 and "--add" in p.stderr and "Traceback" not in p.stderr

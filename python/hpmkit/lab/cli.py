@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from pathlib import Path
@@ -17,7 +18,9 @@ examples:
   hpmkit lab prepare --arch both          (build/download the kernels once; cached in .cache/lab)
 
 The guest has no shell: COMMAND is run directly with PATH=/bin, which holds hpm, hpm-loop,
-touch-pages and hpm-unit (the C unit tests). Files the command writes in its working folder
+hpm-truth, ksuite, touch-pages and hpm-unit (the C unit tests). For pipelines, add a static
+shell: hpmkit lab run --arch riscv64 --add ./busybox -- busybox sh -c 'ksuite list | head -3'
+(--add copies your own static binaries or folders; a missing command exits 127). Files the command writes in its working folder
 are copied to --out/<arch>/. Exit status: the command's (the first nonzero with --arch both).
 """
 
@@ -196,8 +199,14 @@ def _run(args) -> int:
         res = guest.run(arch, argv, timeout=args.timeout, sysctls=sysctls, console_log=log,
                         env=env, add=added)
         if res.exec_errno is not None:
-            raise LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
-                           f"(the guest's PATH is /bin: {', '.join(guest.bin_names(arch))})")
+            err = LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
+                           f"(the guest's PATH is /bin: {', '.join(guest.bin_names(arch))}; "
+                           "no shell: --add your own static binary, e.g. busybox, and run "
+                           "'busybox sh -c ...')")
+            # like a shell (and perf): 127 for a command that is not there, 126 for one that
+            # cannot be run
+            err.exit_code = 127 if res.exec_errno == errno.ENOENT else 126
+            raise err
         for w in res.warnings:
             print(f"lab: {arch} guest: {w}", file=sys.stderr)
         sys.stdout.write(res.stdout.decode(errors="replace"))

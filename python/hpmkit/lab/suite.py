@@ -12,6 +12,7 @@ measures the skew). Under -icount shift=0 both are the same on every run.
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -94,9 +95,11 @@ def record_precise(arch: str, workload: str, raw_dir: Path, out_dir: Path,
     from . import record as rec
     argv = ["ksuite", "--lab", workload]
     work = raw_dir / "precise" / workload
-    opts = rec.Options(period=period)
+    # exact counts of the same run come along: compare shows them beside sampled ratios
+    opts = rec.Options(period=period, exact=True)
     data = work / f"{arch}.perf.data"
-    if reuse_raw and data.is_file():
+    exact = work / f"{arch}.exact.tsv"
+    if reuse_raw and data.is_file() and exact.is_file():
         prof, _, _ = rec.to_profile(arch, data, work, argv, opts)
     else:
         r = rec.record(arch, argv, work, opts)
@@ -108,7 +111,10 @@ def record_precise(arch: str, workload: str, raw_dir: Path, out_dir: Path,
     p = Profile.load(prof)
     p.meta["workload"] = workload
     p.meta["source"] = dict(p.meta["source"], path=f"{arch}/{workload}.perf.data")
-    return p.save(out_dir / arch / f"{workload}.hpmprof")
+    dest = out_dir / arch / f"{workload}.hpmprof"
+    saved = p.save(dest)
+    shutil.copyfile(exact, dest.with_name(f"{workload}.exact.tsv"))
+    return saved
 
 
 def record_suite(arches: list[str], out_dir: Path, names: list[str] | None = None,
