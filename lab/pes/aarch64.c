@@ -172,7 +172,7 @@ const struct isa isa_aarch64 = {
 	.reg_names = { "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
 		       "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22",
 		       "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",
-		       [R_PC] = "pc", [R_MODE] = "cpsr" },
+		       [R_PC] = "pc", [R_MODE] = "cpsr", [R_ROOT] = "TTBR0_EL1", [R_TCR] = "TCR_EL1" },
 	.r_sp = 31, .r_fp = 29, .r_ra = 30, .r_arg0 = 0, .r_arg1 = 1, .r_arg2 = 2,
 	.classify = classify,
 	.mem_addr = mem_addr,
@@ -184,6 +184,7 @@ const struct isa isa_aarch64 = {
 	.pr_fp = 29 * 8, .pr_ra = 30 * 8, .pr_sp = 31 * 8, .pr_pc = 32 * 8, .pr_mode = 33 * 8,
 	.pr_user = pr_user,
 	.switch_sym = "cpu_switch_to",
+	.entry_lo_sym = "vectors", .entry_hi_sym = "ret_to_kernel",
 	.kernel_min = 0xffff000000000000ULL,
 	.e_machine = 183, /* EM_AARCH64 */
 };

@@ -35,7 +35,7 @@ enum {
 #define IC_ST (IC_STORE | IC_STOP | IC_MEMEV)
 
 /* register ids of struct regs: 0..31 the ISA's integer registers (aarch64: 31 = sp) */
-enum { R_PC = 32, R_MODE, R_MEPC, R_MSTATUS, R_NREGS };
+enum { R_PC = 32, R_MODE, R_MEPC, R_MSTATUS, R_ROOT, R_TCR, R_NREGS };
 
 struct insn {
 	uint64_t vaddr;
@@ -114,6 +114,8 @@ struct isa {
 	int pr_pc, pr_sp, pr_fp, pr_ra, pr_mode;
 	bool (*pr_user)(uint64_t mode);
 	const char *switch_sym; /* context switch: (prev, next) in arg0, arg1 */
+	/* kernel entry code that is still saving the user registers into pt_regs */
+	const char *entry_lo_sym, *entry_hi_sym;
 	uint64_t kernel_min;    /* lowest kernel virtual address */
 	uint16_t e_machine;
 };
@@ -231,11 +233,18 @@ void task_need_map(struct task *t, unsigned vcpu, uint64_t time); /* MMAP2 when 
 void task_announce(struct task *t, unsigned vcpu, uint64_t time);
 uint64_t task_pt_regs(const struct task *t);
 uint64_t task_thread_size(void);
+uint64_t task_mm_pgd_off(void);
+uint64_t task_mm_off(void);
+
+/* a user task's memory from a kernel-mode callback (uaccess.c) */
+bool uread64(const struct task *t, struct regs *r, uint64_t va, uint64_t *v);
+void uaccess_begin(void);
 extern uint64_t n_tasks;
 
 /* call chains (unwind.c) */
 int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t *chain);
-extern uint64_t n_chain_user_cut;
+extern uint64_t n_chain_user_cut, n_chain_entry;
+void unwind_init(void);
 
 /* perf.data output (output.c) */
 bool out_open(char *err, size_t errlen);

@@ -241,7 +241,10 @@ static void on_exit_cb(qemu_plugin_id_t id, void *p)
 			(unsigned long long)opt.period, (unsigned long long)opt.seed, opt.out);
 	if (n_chain_user_cut)
 		fprintf(stderr, "; %llu kernel-sample chains stop after the user pc and its caller "
-			"(user stack unreadable from kernel mode)", (unsigned long long)n_chain_user_cut);
+			"(user stack unreadable)", (unsigned long long)n_chain_user_cut);
+	if (n_chain_entry)
+		fprintf(stderr, "; %llu kernel samples in entry code before pt_regs is saved have no "
+			"user part", (unsigned long long)n_chain_entry);
 	if (opt.exact && !rc)
 		fprintf(stderr, "; exact counts written to %s", opt.exact);
 	if (!count_started())
@@ -347,6 +350,7 @@ QAPI_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info
 	hook_switch = ksym_addr(opt.isa->switch_sym);
 	hook_comm = ksym_addr("__set_task_comm");
 	hook_exec = ksym_addr("finalize_exec");
+	unwind_init();
 	if (!hook_switch || !ksym_addr("init_task"))
 		return fail("kernel=%s has no %s or init_task: not this guest's System.map", opt.kernel,
 			    opt.isa->switch_sym);

@@ -163,7 +163,8 @@ const struct isa isa_riscv64 = {
 	.reg_names = { "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "fp", "s1", "a0", "a1",
 		       "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7",
 		       "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6",
-		       [R_PC] = "pc", [R_MODE] = "priv", [R_MEPC] = "mepc", [R_MSTATUS] = "mstatus" },
+		       [R_PC] = "pc", [R_MODE] = "priv", [R_MEPC] = "mepc", [R_MSTATUS] = "mstatus",
+		       [R_ROOT] = "satp" },
 	.r_sp = 2, .r_fp = 8, .r_ra = 1, .r_arg0 = 10, .r_arg1 = 11, .r_arg2 = 12,
 	.classify = classify,
 	.mem_addr = mem_addr,
@@ -175,6 +176,7 @@ const struct isa isa_riscv64 = {
 	.pr_pc = 0, .pr_ra = 8, .pr_sp = 16, .pr_fp = 64, .pr_mode = 256,
 	.pr_user = pr_user,
 	.switch_sym = "__switch_to",
+	.entry_lo_sym = "handle_exception", .entry_hi_sym = "handle_syscall",
 	.kernel_min = 0xff00000000000000ULL,
 	.e_machine = 243, /* EM_RISCV */
 };

@@ -16,13 +16,13 @@
 
 enum {
 	O_PID, O_TGID, O_COMM, O_MM, O_PARENT, O_LEADER, O_STACK, O_EXE, O_START, O_END,
-	O_FPATH, O_DENTRY, O_DNAME, O_QNAME, O_THREAD_SIZE, O_PTREGS_SIZE, O_N
+	O_FPATH, O_DENTRY, O_DNAME, O_QNAME, O_THREAD_SIZE, O_PTREGS_SIZE, O_PGD, O_N
 };
 static const char *const off_names[O_N] = {
 	"task_struct.pid", "task_struct.tgid", "task_struct.comm", "task_struct.mm",
 	"task_struct.real_parent", "task_struct.group_leader", "task_struct.stack",
 	"mm_struct.exe_file", "mm_struct.start_code", "mm_struct.end_code", "file.f_path",
-	"path.dentry", "dentry.d_name", "qstr.name", "thread_size", "pt_regs.size",
+	"path.dentry", "dentry.d_name", "qstr.name", "thread_size", "pt_regs.size", "mm_struct.pgd",
 };
 static int64_t off[O_N];
 
@@ -334,4 +334,14 @@ uint64_t task_pt_regs(const struct task *t)
 uint64_t task_thread_size(void)
 {
 	return off[O_THREAD_SIZE] > 0 ? (uint64_t)off[O_THREAD_SIZE] : 16384;
+}
+
+uint64_t task_mm_pgd_off(void)
+{
+	return off[O_PGD] > 0 ? (uint64_t)off[O_PGD] : 0;
+}
+
+uint64_t task_mm_off(void)
+{
+	return (uint64_t)off[O_MM];
 }

@@ -17,19 +17,36 @@
  * a text address but a plausible frame pointer is such a frame.
  *
  * A kernel sample of a user task continues into user space from the registers saved at
- * kernel entry (pt_regs at the top of the task's kernel stack): the user pc and its
- * caller (from the saved ra). Walking further needs the user stack, which QEMU does not
- * let a kernel-mode callback read while the kernel's user-access window (SUM/PAN) is
- * closed; such chains stop there and are counted (n_chain_user_cut). */
+ * kernel entry (pt_regs at the top of the task's kernel stack), walking the user stack
+ * through the task's page tables (uaccess.c: QEMU does not let a kernel-mode callback
+ * read user pages while the kernel's user-access window, SUM/PAN, is closed). A chain
+ * whose user stack cannot be read even so stops after the user pc and its caller (from
+ * the saved ra) and is counted (n_chain_user_cut). A sample in the entry code before the
+ * registers are saved (riscv handle_exception.._save_context, arm64 vectors and el*_*
+ * entry stubs) has no user part (n_chain_entry). */
 #include <linux/perf_event.h>
 #include "pes.h"
 
-uint64_t n_chain_user_cut;
+uint64_t n_chain_user_cut, n_chain_entry;
+static uint64_t entry_lo, entry_hi;
+
+void unwind_init(void)
+{
+	entry_lo = ksym_addr(opt.isa->entry_lo_sym);
+	entry_hi = ksym_addr(opt.isa->entry_hi_sym);
+}
 
 struct space {
 	bool kernel;
+	bool walk_tables; /* user memory seen from kernel mode (uaccess.c) */
 	const struct task *t;
+	struct regs *r;
 };
+
+static bool rd64(const struct space *s, uint64_t a, uint64_t *v)
+{
+	return s->walk_tables ? uread64(s->t, s->r, a, v) : gread64(a, v);
+}
 
 static bool is_text(const struct space *s, uint64_t a)
 {
@@ -81,7 +98,7 @@ static int walk(const struct space *s, uint64_t fp, uint64_t *ch, int n)
 	int switches = 0;
 	for (int depth = 0; depth < PES_MAX_CHAIN && n < PES_MAX_CHAIN; depth++) {
 		uint64_t ret, nfp;
-		if (!gread64(fp + isa->fr_ra, &ret) || !gread64(fp + isa->fr_fp, &nfp))
+		if (!rd64(s, fp + isa->fr_ra, &ret) || !rd64(s, fp + isa->fr_fp, &nfp))
 			break;
 		if (!is_text(s, ret)) {
 			/* riscv: a leaf frame interrupted in the kernel holds only the caller's fp */
@@ -106,7 +123,7 @@ static int frames(const struct space *s, uint64_t pc, uint64_t fp, uint64_t ra, 
 	const struct isa *isa = opt.isa;
 	bool ra_caller = is_text(s, ra) && (func(s, ra - 1) < 0 || func(s, ra - 1) != func(s, pc));
 	uint64_t slot;
-	if (!addr_ok(s, fp) || !gread64(fp + isa->fr_ra, &slot)) {
+	if (!addr_ok(s, fp) || !rd64(s, fp + isa->fr_ra, &slot)) {
 		if (ra_caller)
 			n = push(ch, n, ra - 1);
 		return addr_ok(s, fp) ? -n - 1 : n;
@@ -142,7 +159,7 @@ int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t
 		}
 		return n;
 	}
-	struct space s = { .kernel = priv == PRIV_KERNEL, .t = t };
+	struct space s = { .kernel = priv == PRIV_KERNEL, .t = t, .r = r };
 	n = push(ch, n, s.kernel ? (uint64_t)PERF_CONTEXT_KERNEL : (uint64_t)PERF_CONTEXT_USER);
 	n = push(ch, n, pc);
 	n = frames(&s, pc, reg(r, isa->r_fp), reg(r, isa->r_ra), ch, n);
@@ -150,13 +167,19 @@ int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t
 		n = -n - 1;
 	if (!s.kernel || !t || !t->user)
 		return n;
-	/* into user space through the registers saved at kernel entry */
+	/* into user space through the registers saved at kernel entry, unless the entry code
+	 * is still saving them (pt_regs would hold the previous entry's) */
+	if (pc >= entry_lo && pc < entry_hi) {
+		n_chain_entry++;
+		return n;
+	}
 	uint64_t pt = task_pt_regs(t), mode, upc, ufp, ura;
 	if (!pt || !gread64(pt + isa->pr_mode, &mode) || !isa->pr_user(mode) ||
 	    !gread64(pt + isa->pr_pc, &upc) || !gread64(pt + isa->pr_fp, &ufp) ||
 	    !gread64(pt + isa->pr_ra, &ura) || n + 2 > PES_MAX_CHAIN)
 		return n;
-	struct space u = { .kernel = false, .t = t };
+	struct space u = { .kernel = false, .walk_tables = true, .t = t, .r = r };
+	uaccess_begin();
 	n = push(ch, n, (uint64_t)PERF_CONTEXT_USER);
 	n = push(ch, n, upc);
 	int m = frames(&u, upc, ufp, ura, ch, n);
