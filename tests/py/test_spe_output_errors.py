@@ -1,6 +1,6 @@
-"""Every `hpmkit spe` subcommand that writes files, on every way writing can fail: a missing
-directory, a directory that is a file, an output name that is a directory, a read-only file
-system, a full file system. Each must print one line naming the path and what to do, exit 1,
+"""Every `hpmkit spe` subcommand that writes files, on every way writing can fail: a directory
+that is a file, an output name that is a directory, a read-only file system, a full file system
+(a missing directory is made, and taken away again when the command fails). Each must print one line naming the path and what to do, exit 1,
 publish nothing (not even the outputs that could be written) and leave no temporary file.
 
 Read-only and full file systems are real: a small tmpfs mounted in a private mount namespace
@@ -58,11 +58,23 @@ def run_inproc(capsys, args):
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)
-def test_directory_missing(capsys, tmp_path, spe_file, cmd):
+def test_missing_directories_are_made(capsys, tmp_path, spe_file, cmd):
+    """`-o out/run` into a folder that does not exist yet (the --help example): made (issue 24)."""
     rc, err = run_inproc(capsys, argv(cmd, spe_file, tmp_path / "no" / "such"))
-    assert rc == 1
-    one_line_error(err, "does not exist")
-    assert list(tmp_path.iterdir()) == []
+    assert rc == 0, err
+    assert sorted(p.name for p in (tmp_path / "no" / "such").iterdir()) == sorted(COMMANDS[cmd][2])
+
+
+@pytest.mark.parametrize("cmd", ["decode-csv", "decode-parquet", "hotspots-html"])
+def test_made_directories_go_when_the_command_fails(capsys, tmp_path, cmd):
+    """Input that fails while it is decoded: no file, no temporary file, no new empty folder."""
+    bad = tmp_path / "in" / "bad.data"
+    bad.parent.mkdir()
+    write_perf_data(bad, [(0, -1, synth.RecordGen(1).stream(500))])
+    bad.write_bytes(bad.read_bytes()[:-300])   # cut short: found while the AUX data is read
+    rc, err = run_inproc(capsys, argv(cmd, bad, tmp_path / "out" / "deep"))
+    assert rc == 1 and err.count("\n") == 1 and "truncated" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)

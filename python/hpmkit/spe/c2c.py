@@ -226,6 +226,20 @@ def _false_sharing(L: Line) -> bool:
     return False
 
 
+def verdict(lines: list[Line]) -> str:
+    """One sentence on the whole run, the same on the terminal and in the HTML page."""
+    if not lines:
+        return "no cache line has both peer-snoop loads and stores from more than one thread or CPU"
+    fs = [L for L in lines if L.false_sharing]
+    if not fs:
+        return (f"no false sharing: in the {len(lines)} contended line(s) the threads load and store the "
+                "same offsets (true sharing)")
+    return (f"false sharing in {len(fs)} of {len(lines)} contended line(s) ("
+            + ", ".join(f"{L.addr:#x}" for L in fs)
+            + "): threads store to and load from different offsets of one line; move those fields "
+            "to separate cache lines")
+
+
 def annotate(lines: list[Line], symbols=None, source_lines: bool = False) -> None:
     """Fill symbol and source:line of every code address; `symbols` is a
     profile.symbols.SymbolMap, source lines come from its ELF's DWARF line table."""

@@ -330,12 +330,20 @@ def _pct(x: float) -> str:
 def _hotspots(args) -> int:
     from . import analyses
     from . import html as H
+    if args.annotate and not args.symbols:  # before the work, not after the table
+        raise UsageError("--annotate needs --symbols with an ELF file (the function to disassemble)")
     gen, src, syms, flt = _stream(args)
+    if args.annotate:
+        if not syms.is_elf:
+            raise UsageError(f"--annotate needs --symbols with an ELF file; {args.symbols} is a kallsyms list")
+        from .disasm import tool
+        tool("objdump")  # a missing objdump is said before the decoding, too
     acc = analyses.Hotspots()
     _feed(gen, acc)
     _warn(src)
     h = acc.result(syms, args.top)
-    w = sys.stdout.write
+    report: list[str] = []  # printed after the --html page is written: `| head` must not lose it
+    w = report.append
     w(_header(src, h["total"], flt))
     w(f"\n{'samples':>9} {'%':>7}  {'pc':<18} symbol\n")
     for pc, c, p, s in h["by_pc"]:
@@ -346,8 +354,6 @@ def _hotspots(args) -> int:
             w(f"{c:>9} {_pct(p)}  {s}\n")
     ann = []
     if args.annotate:
-        if syms is None or not syms.is_elf:
-            raise UsageError("--annotate needs --symbols with an ELF file")
         from .disasm import disassemble
         top = next((s for s, _c, _p in h["by_symbol"] if s != "[unknown]"), None)
         if top:
@@ -370,6 +376,7 @@ def _hotspots(args) -> int:
         if ann:
             secs += ["<h2>annotated disassembly</h2>", H.table(["%", "address", "instruction"], ann, left=0)]
         H.write(args.html, H.page("SPE hotspots", secs))
+    sys.stdout.write("".join(report))
     return 0
 
 
@@ -381,7 +388,8 @@ def _latency(args) -> int:
     n = _feed(gen, acc)
     _warn(src)
     res = acc.result()
-    w = sys.stdout.write
+    report: list[str] = []  # printed after the --html page is written: `| head` must not lose it
+    w = report.append
     w(_header(src, n, flt))
     w(f"latencies in cycles; values >= {args.sat} are saturated counters: counted in 'sat', left out of the statistics;\n"
       "exec = total - issue - xlat (derived; 'neg' counts records where it would be negative)\n")
@@ -403,6 +411,7 @@ def _latency(args) -> int:
             secs.append(H.histogram(vals, f"{name}: execution latency (total - issue - xlat)",
                                     weights=hist.counts[vals + hist.offset]))
         H.write(args.html, H.page("SPE latency per data source", secs))
+    sys.stdout.write("".join(report))
     return 0
 
 
@@ -414,7 +423,8 @@ def _sources(args) -> int:
     n = _feed(gen, acc)
     _warn(src)
     rows = acc.result()
-    w = sys.stdout.write
+    report: list[str] = []  # printed after the --html page is written: `| head` must not lose it
+    w = report.append
     w(_header(src, n, flt))
     w(f"\n{'source':<24}{'loads':>10}{'%':>9}{'mean total lat':>16}\n")
     for name, n, p, m in rows:
@@ -424,6 +434,7 @@ def _sources(args) -> int:
             H.bars([r[0] for r in rows], [r[1] for r in rows], "loads per data source"),
             H.table(["source", "loads", "%", "mean total latency"], [[a, b, f"{c:.2f}", f"{d:.1f}"] for a, b, c, d in rows],
                     left=1)]))
+    sys.stdout.write("".join(report))
     return 0
 
 
@@ -435,7 +446,8 @@ def _events(args) -> int:
     n = _feed(gen, acc)
     _warn(src)
     rows = acc.result(args.top)
-    w = sys.stdout.write
+    report: list[str] = []  # printed after the --html page is written: `| head` must not lose it
+    w = report.append
     w(_header(src, n, flt))
     w(f"\n{'op':<7}{'count':>10}{'% of op':>9}  events\n")
     for op, ev, c, p in rows:
@@ -444,6 +456,7 @@ def _events(args) -> int:
         H.write(args.html, H.page("SPE event combinations", [
             H.bars([f"{op} {ev}" for op, ev, _c, _p in rows], [c for _o, _e, c, _p in rows], "records per combination"),
             H.table(["op", "events", "count", "% of op"], [[o, e, c, f"{p:.2f}"] for o, e, c, p in rows], left=2)]))
+    sys.stdout.write("".join(report))
     return 0
 
 
@@ -550,7 +563,8 @@ def _c2c(args) -> int:
     if args.source_lines and (syms is None or not syms.is_elf or not syms.image.has_dwarf):
         raise UsageError("--source-lines needs --symbols with an ELF file that has DWARF line info")
     c2c.annotate(lines, syms, args.source_lines)
-    w = sys.stdout.write
+    report: list[str] = []  # printed after the --html page is written: `| head` must not lose it
+    w = report.append
     w(_header(src, n, flt))
     w("peer snoop = load served by another core's cache: lcl (PEER-CPU, PEER-CLUSTER) or rmt (REMOTE);\n"
       "per line, the (offset, code address) pairs with peer loads or stores, as perf c2c's Pareto table\n")
@@ -559,13 +573,16 @@ def _c2c(args) -> int:
     for i, L in enumerate(lines):
         w(f"{i:>3} {L.addr:#018x}{L.peer:>7}{L.rmt_peer:>6}{L.lcl_peer:>6}{L.loads:>7}{L.stores:>7}{L.l1_hit:>7}"
           f"{len(L.threads):>5}{len(L.cpus):>5}  {'yes' if L.false_sharing else 'no'}\n")
-    rows = []
+    if lines:
+        w(f"\n{c2c.verdict(lines)}\n")
+    rows, offsets = [], []
     for i, L in enumerate(lines):
         w(f"\n--- line {i}: {L.addr:#x}\n")
         w(f"  {'offset':>7}{'loads':>7}{'stores':>7}{'threads':>8}\n")
         for off in sorted(L.offsets):
             ld, st, th = L.offsets[off]
             w(f"  {off:#7x}{ld:>7}{st:>7}{len(th):>8}\n")
+            offsets.append([i, f"{L.addr:#x}", f"{off:#x}", ld, st, len(th)])
         w(f"  {'offset':>7} {'code address':<20}{'rmt':>5}{'lcl':>5}{'stores':>7}{'records':>8}{'cpus':>5}"
           f"{'cyc rmt':>8}{'cyc lcl':>8}{'cyc load':>9}  symbol  source\n")
         ents = [e for e in L.entries.values() if e.lcl_peer + e.rmt_peer + e.stores]
@@ -579,12 +596,25 @@ def _c2c(args) -> int:
             rows.append([f"{L.addr:#x}", f"{e.offset:#x}", f"{e.pc:#x}", e.rmt_peer, e.lcl_peer, e.stores,
                          e.records, len(e.cpus), *cyc, ca.symbol, ca.source])
     if not lines:
-        w("\nno cache line has both peer-snoop loads and stores from more than one thread or CPU\n")
+        w(f"\n{c2c.verdict(lines)}\n")
     if args.html:
-        H.write(args.html, H.page("SPE false sharing (c2c)", [
-            H.bars([f"{L.addr:#x}" for L in lines], [L.peer for L in lines], "peer-snoop loads per cache line"),
-            H.table(["line", "offset", "code address", "rmt peer", "lcl peer", "stores", "records", "cpus",
-                     "cycles rmt", "cycles lcl", "cycles load", "symbol", "source"], rows, left=3)]))
+        # the terminal's sections in the same order: verdict, per-line summary, offsets, code rows
+        summary = [[i, f"{L.addr:#x}", L.peer, L.rmt_peer, L.lcl_peer, L.loads, L.stores, L.l1_hit,
+                    len(L.threads), len(L.cpus), "yes" if L.false_sharing else "no"] for i, L in enumerate(lines)]
+        secs = [f"<p>{H.esc(_header(src, n, flt))}</p>",
+                f'<p class="verdict"><b>{H.esc(c2c.verdict(lines))}</b></p>']
+        if lines:
+            secs += [H.bars([f"{L.addr:#x}" for L in lines], [L.peer for L in lines], "peer-snoop loads per cache line"),
+                     "<h2>cache lines</h2>",
+                     H.table(["#", "cache line", "peer", "rmt", "lcl", "loads", "stores", "L1 hit", "threads",
+                              "cpus", "false sharing"], summary, left=2),
+                     "<h2>offsets per line</h2>",
+                     H.table(["#", "cache line", "offset", "loads", "stores", "threads"], offsets, left=2),
+                     "<h2>code addresses per line (perf c2c's Pareto table)</h2>",
+                     H.table(["line", "offset", "code address", "rmt peer", "lcl peer", "stores", "records", "cpus",
+                              "cycles rmt", "cycles lcl", "cycles load", "symbol", "source"], rows, left=3)]
+        H.write(args.html, H.page("SPE false sharing (c2c)", secs))
+    sys.stdout.write("".join(report))
     return 0
 
 

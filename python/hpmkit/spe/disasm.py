@@ -12,7 +12,7 @@ import subprocess
 from ..errors import InputError
 
 
-def _tool(name: str) -> str:
+def tool(name: str) -> str:
     # the aarch64 cross binutils first: SPE PCs are Arm code, the host's objdump may be x86-only
     for cand in (f"aarch64-linux-gnu-{name}", name):
         p = shutil.which(cand)
@@ -23,7 +23,7 @@ def _tool(name: str) -> str:
 
 def disassemble(elf: str, start: int, end: int, bias: int = 0) -> list[tuple[int, str]]:
     """[(run-time address, 'mnemonic operands')] of [start, end) with objdump."""
-    exe = _tool("objdump")
+    exe = tool("objdump")
     r = subprocess.run([exe, "-d", "--no-show-raw-insn", f"--start-address={start - bias:#x}",
                         f"--stop-address={end - bias:#x}", elf], capture_output=True, text=True, check=False)
     out = []

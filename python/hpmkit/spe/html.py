@@ -44,9 +44,27 @@ def bars(labels: list[str], values: list[float], title: str, unit: str = "") -> 
     return "".join(out)
 
 
-def histogram(values: np.ndarray, title: str, bins: int = 40, log: bool = True, weights=None) -> str:
+def nice_ticks(lo: float, hi: float, n: int = 6) -> list[float]:
+    """About n round values (1, 2 or 5 times a power of ten apart) covering [lo, hi]."""
+    span = hi - lo
+    if span <= 0:
+        return [lo]
+    raw = span / max(n - 1, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    return [first + k * step for k in range(int(math.floor((hi - first) / step + 1e-9)) + 1)]
+
+
+def _num(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 1 or v == 0 else f"{v:g}"
+
+
+def histogram(values: np.ndarray, title: str, bins: int = 40, log: bool = True, weights=None,
+              unit: str = "cycles") -> str:
     """Histogram of integer latencies (log-count bars: tails stay visible); `weights` gives a
-    count per value when `values` are the distinct values of a distribution."""
+    count per value when `values` are the distinct values of a distribution. Both axes carry
+    ticks with labels (class tick / tick-label), inside the SVG's box."""
     if len(values) == 0:
         return f'<p class="note">{esc(title)}: no values</p>'
     lo, hi = float(values.min()), float(values.max())
@@ -54,19 +72,44 @@ def histogram(values: np.ndarray, title: str, bins: int = 40, log: bool = True, 
         hi = lo + 1
     counts, edges = np.histogram(values, bins=bins, range=(lo, hi), weights=weights)
     counts = counts.astype(np.int64)
-    w, h, pad = 760, 220, 40
-    top = max(math.log10(c + 1) if log else c for c in counts) or 1
-    bw = (w - 2 * pad) / bins
-    out = [f'<svg width="{w}" height="{h}" role="img"><title>{esc(title)}</title>',
+    w, h = 760, 240
+    left, right, top_pad, bottom = 64, 24, 30, 44   # room for the count labels and the x labels
+    pw, ph = w - left - right, h - top_pad - bottom
+    ymax = max(math.log10(c + 1) if log else c for c in counts) or 1
+    bw = pw / bins
+    x_of = lambda v: left + pw * (v - lo) / (hi - lo)  # noqa: E731
+    y_of = lambda c: top_pad + ph - ph * ((math.log10(c + 1) if log else c) / ymax)  # noqa: E731
+    out = [f'<svg class="histogram" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img">'
+           f'<title>{esc(title)}</title>',
            f'<text x="4" y="14" font-size="12" font-weight="bold">{esc(title)}</text>']
     for i, c in enumerate(counts):
-        v = math.log10(c + 1) if log else c
-        bh = (h - 2 * pad) * v / top
-        out.append(f'<rect x="{pad + i * bw:.1f}" y="{h - pad - bh:.1f}" width="{max(bw - 1, 1):.1f}" '
-                   f'height="{bh:.1f}" fill="#c0504d"><title>[{edges[i]:.0f}, {edges[i + 1]:.0f}): {c}</title></rect>')
-    out.append(f'<text x="{pad}" y="{h - pad + 14}" font-size="11">{lo:.0f}</text>')
-    out.append(f'<text x="{w - pad}" y="{h - pad + 14}" font-size="11" text-anchor="end">{hi:.0f} cycles</text>')
-    out.append(f'<text x="{pad}" y="{pad - 8}" font-size="10">count ({"log scale" if log else "linear"})</text></svg>')
+        y = y_of(int(c))
+        out.append(f'<rect x="{left + i * bw:.1f}" y="{y:.1f}" width="{max(bw - 1, 1):.1f}" '
+                   f'height="{top_pad + ph - y:.1f}" fill="#c0504d"><title>[{edges[i]:.0f}, {edges[i + 1]:.0f}): {c}'
+                   '</title></rect>')
+    base = top_pad + ph
+    out.append(f'<line x1="{left}" x2="{left + pw}" y1="{base}" y2="{base}" stroke="#444"/>')
+    out.append(f'<line x1="{left}" x2="{left}" y1="{top_pad}" y2="{base}" stroke="#444"/>')
+    for v in nice_ticks(lo, hi):
+        x = x_of(v)
+        out.append(f'<line class="tick" x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" stroke="#444"/>')
+        out.append(f'<text class="tick-label" x="{x:.1f}" y="{base + 16}" font-size="10" '
+                   f'text-anchor="middle">{_num(v)}</text>')
+    cmax = int(counts.max())
+    if log:  # counts 1, 10, 100...: the bars are log10(count + 1) high
+        yt = [0] + [10 ** k for k in range(0, len(str(max(cmax, 1))))]
+        yt = [c for c in yt if c <= max(cmax, 1)]
+    else:
+        yt = [c for c in nice_ticks(0, max(cmax, 1), 5) if c == int(c)]
+    for c in yt:
+        y = y_of(c)
+        out.append(f'<line class="tick" x1="{left - 4}" x2="{left}" y1="{y:.1f}" y2="{y:.1f}" stroke="#444"/>')
+        out.append(f'<text class="tick-label" x="{left - 6}" y="{y + 3.5:.1f}" font-size="10" '
+                   f'text-anchor="end">{_num(c)}</text>')
+    out.append(f'<text x="{left + pw / 2:.1f}" y="{h - 6}" font-size="11" text-anchor="middle">'
+               f'{esc(unit)}</text>')
+    out.append(f'<text x="{left}" y="{top_pad - 6}" font-size="10">count ({"log scale" if log else "linear"})'
+               '</text></svg>')
     return "".join(out)
 
 

@@ -3,7 +3,9 @@
 Every output is written to a temporary file next to its final path and renamed into place only
 when all outputs of the command are complete, so a failure (a missing or read-only directory,
 a full disk, an output name that is a directory) leaves nothing new behind: no partial file, no
-temporary file. Failures are OutputError: one line naming the path, the reason and what to do.
+temporary file. Missing folders of an output path are made when the outputs are opened (the
+`--help` examples write `-o out/run`) and removed again if the command fails before publishing.
+Failures are OutputError: one line naming the path, the reason and what to do.
 """
 from __future__ import annotations
 
@@ -39,20 +41,42 @@ def error(path: str, e: OSError, hint: str) -> OutputError:
     return OutputError(f"cannot write {path}: {_reason(e)}; nothing was written; {hint}")
 
 
+def _existing(d: str) -> str:
+    """The nearest folder of `d` (itself or an ancestor) that exists."""
+    while not os.path.exists(d):
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return d
+
+
 def check(path: str, hint: str) -> None:
     """The checks that need no writing (so a command can fail before its work, not after): the
-    directory exists and can be written to, the path is not a directory."""
+    nearest existing folder of the path is a folder that can be written to (missing folders
+    below it are made later), the path is not a directory."""
     d = os.path.dirname(os.path.abspath(path))
-    if not os.path.exists(d):
-        raise OutputError(f"cannot write {path}: directory {d} does not exist; create it or {hint}")
-    if not os.path.isdir(d):
-        raise OutputError(f"cannot write {path}: {d} is not a directory; {hint}")
+    base = _existing(d)
+    if not os.path.isdir(base):
+        raise OutputError(f"cannot write {path}: {base} is not a directory; {hint}")
     if os.path.isdir(path):
         raise OutputError(f"cannot write {path}: it is a directory; remove it or {hint}")
-    if os.statvfs(d).f_flag & os.ST_RDONLY:
+    if os.statvfs(base).f_flag & os.ST_RDONLY:
         raise OutputError(f"cannot write {path}: the file system is read-only; {hint}")
-    if not os.access(d, os.W_OK):
-        raise OutputError(f"cannot write {path}: permission denied on {d}; {hint}")
+    if not os.access(base, os.W_OK):
+        raise OutputError(f"cannot write {path}: permission denied on {base}; {hint}")
+
+
+def _make_dirs(d: str, made: list[str]) -> None:
+    """Make folder `d` and its missing parents, appending each one made to `made` (outermost
+    first) so a failed command can take them away again."""
+    missing = []
+    while not os.path.exists(d):
+        missing.append(d)
+        d = os.path.dirname(d)
+    for m in reversed(missing):
+        os.mkdir(m)
+        made.append(m)
 
 
 class Outputs:
@@ -69,10 +93,12 @@ class Outputs:
         self.tmp: dict[str, str] = {}
         self.fds: dict[str, int] = {}
         self.published = False
+        self.made: list[str] = []  # folders this command made, outermost first
         for p in self.paths:  # every path is checked before anything is created
             check(p, hint)
         try:
             for p in self.paths:
+                _make_dirs(os.path.dirname(os.path.abspath(p)), self.made)
                 fd, tmp = tempfile.mkstemp(prefix=".spe-", suffix=".tmp", dir=os.path.dirname(os.path.abspath(p)))
                 self.tmp[p], self.fds[p] = tmp, fd
         except OSError as e:
@@ -134,6 +160,12 @@ class Outputs:
             except FileNotFoundError:
                 pass
         self.tmp = {}
+        for d in reversed(self.made):  # a failed command leaves no new empty folder either
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        self.made = []
 
     def __enter__(self) -> "Outputs":
         return self
