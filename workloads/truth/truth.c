@@ -11,6 +11,7 @@
  *   tcp N SIZE   N x (send + recv) of SIZE bytes over a loopback TCP connection
  *   fork N       N x (fork + _exit in the child + waitpid)
  *   mix N        N x (getpid, getcwd, stat, sched_yield)
+ *   sleep N      N x clock_nanosleep(200 us): timer-driven, mostly idle (like cyclictest)
  *
  * With -c, the instructions of each call (user + kernel) are read around it with
  * perf_event_open, independently of any profiler, and printed as "call: total calls
@@ -32,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAXCALLS 4
@@ -223,10 +225,17 @@ static void w_mix(long n)
 	}
 }
 
+static void w_sleep(long n)
+{
+	struct timespec ts = {0, 200000};
+	for (long i = 0; i < n; i++)
+		COUNT(0, "clock_nanosleep", clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL));
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: hpm-truth MODE N [SIZE] [-c] [-m]\n"
-			"  MODE: dup getppid pipe unix udp tcp fork mix (udp/tcp take SIZE)\n"
+			"  MODE: dup getppid pipe unix udp tcp fork mix sleep (udp/tcp take SIZE)\n"
 			"  -c: count each call's instructions (perf_event_open) and print them\n"
 			"  -m: misalign the user buffers by one byte (udp/tcp)\n"
 			"example: hpm-truth udp 200 6500 -c\n");
@@ -275,6 +284,8 @@ int main(int argc, char **argv)
 		w_fork(n);
 	else if (!strcmp(m, "mix"))
 		w_mix(n);
+	else if (!strcmp(m, "sleep"))
+		w_sleep(n);
 	else {
 		fprintf(stderr, "hpm-truth: unknown mode '%s'\n", m);
 		return usage();

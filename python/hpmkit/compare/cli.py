@@ -145,6 +145,8 @@ def _run(args) -> int:
                 f"truth: {len(narrow)} entries count only in a workload that is not compared "
                 f"({', '.join(sorted({t.workload for t in narrow}))}); use '*' to count them in any")
     s = summary.to_dict(res, args.top, ev, truth)
+    from . import exact
+    exact.annotate(s, res, pa, pb)    # exact counts of the same runs, where recorded
     if args.json:
         import json
         inputs.atomic_write(Path(args.json), json.dumps(s, indent=1) + "\n")

@@ -52,19 +52,35 @@ def render(s: dict) -> str:
              f"top {n} (table 6)")
     if n:
         hits = (s.get("truth") or {}).get("row_hits")
+        has_exact = bool((s.get("exact") or {}).get("rows")) and \
+            (s["exact"]["with_exact"] + s["exact"]["not_separable"]) > 0
         rows = []
         for i, r in enumerate(s["ranking"]):
             rat = "  ".join(f"{m[:3]} {_f(r['ratio'][m])}" for m in s["metrics"])
             row = [r["rank"], f"{r['score']:.4g}", r["function"], r["workload"], f"{r['kind']} {r['depth']}",
                    " > ".join(r["partial_stack"]), ",".join(r["anomalous"]), rat,
                    f"{r['samples'][0]:.0f}/{r['samples'][1]:.0f}"]
+            if has_exact:
+                ex = r.get("exact") or {}
+                row.append(_f(ex["ratio"]) if ex.get("ratio") else "n/a")
             if hits is not None:
                 row.append("yes" if hits[i] else "")
             rows.append(row)
         head = ["#", "score", "function", "workload", "match", "partial stack", "anomalous", "ratio A/B", "samples"]
+        if has_exact:
+            head.append("exact ins A/B")
         if hits is not None:
             head.append("known")
         L += _table(head, rows, right={0, 1})
+        if has_exact:
+            e = s["exact"]
+            med = e.get("median_abs_error")
+            L.append(f"exact counts of the same runs: {e['with_exact']} of {e['rows']} ranked contexts "
+                     f"checked ({e['not_separable']} not separable per function, {e['no_table']} "
+                     "without counts)" + (f"; sampled vs exact ratio: median error "
+                                          f"{100 * med:.0f} %, largest {100 * e['max_abs_error']:.0f} %; "
+                                          f"{e['below_1_2']} with an exact ratio below 1.2"
+                                          if med is not None else ""))
     else:
         L.append("no context is anomalous on any metric")
     L.append(f"not ranked: {s['too_thin']} matched context(s) too thin (< {s['options']['min_samples']} "

@@ -1,0 +1,122 @@
+"""Exact ratios beside sampled ones: each ranked context checked against the exact
+per-function instruction counts of the same runs (`hpmkit lab record --exact` /
+`hpmkit lab suite`, which keep `<workload>.exact.tsv` beside `<workload>.hpmprof`).
+
+A context's cost is the instructions of its own frames (its function and the deeper frames
+merged into it) along its paths. The exact table counts each function's own instructions
+wherever it runs, so the context's exact cost is the sum over its frames' functions only
+when those functions run in this context alone: on each side, the samples whose leaf is one
+of them and whose path is outside the context must be under 1 % of those inside. Otherwise
+the exact ratio is "not separable" and said so. Shares are normalised like the sampled ones:
+by all instructions of the workload on that side (the exact table's total).
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+
+from .names import Normaliser
+
+LEAK = 0.01
+
+
+def tables_for(paths: list[Path]) -> dict[str, Path]:
+    """workload -> exact table, for profiles that have one beside them."""
+    out = {}
+    for p in paths:
+        stem = p.name.removesuffix(".hpmprof").split(".")[0]
+        t = p.with_name(f"{stem}.exact.tsv")
+        if t.is_file():
+            out[stem] = t
+    return out
+
+
+def read_table(path: Path, norm: Normaliser) -> tuple[dict[tuple[str, str], float], float]:
+    """((space, normalised function) -> instructions, workload total)."""
+    per: dict[tuple[str, str], float] = defaultdict(float)
+    total = 0.0
+    with open(path) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        col = {n: i for i, n in enumerate(head)}
+        for line in f:
+            v = line.rstrip("\n").split("\t")
+            n = float(v[col["insns"]])
+            total += n
+            space = "kernel" if v[col["priv"]] == "kernel" else "user"
+            per[(space, norm(v[col["function"]]))] += n
+    return per, total
+
+
+def _own(row: dict, side: str) -> set[str]:
+    k = len(row["anchor"])
+    own = {row["anchor"][-1]}
+    for s in row.get(f"stacks_{side}", []):
+        own.update(s["path"][k:])
+    return own
+
+
+def _separable(fns: set[str], group: set, ctx: dict, space: str) -> bool:
+    inside = outside = 0.0
+    for (sp, path), cost in ctx.items():
+        if sp != space or not path or path[-1] not in fns:
+            continue
+        if path in group:
+            inside += cost[0]
+        else:
+            outside += cost[0]
+    return inside > 0 and outside <= LEAK * inside
+
+
+def annotate(summary: dict, res, paths_a: list[Path], paths_b: list[Path]) -> dict:
+    """Add row["exact"] = {"ratio", "error", "note"} to ranked rows; returns the overall stats
+    (also stored as summary["exact"])."""
+    ta, tb = tables_for(paths_a), tables_for(paths_b)
+    stats = {"rows": 0, "with_exact": 0, "not_separable": 0, "no_table": 0, "errors": []}
+    if not ta and not tb:
+        return stats
+    norm = Normaliser.load()
+    cache: dict[Path, tuple] = {}
+
+    def table(t: Path):
+        if t not in cache:
+            cache[t] = read_table(t, norm)
+        return cache[t]
+
+    rows = {(r.workload, r.space, r.group.anchor): r for r in res.ranked}
+    for d in summary.get("ranking", []):
+        stats["rows"] += 1
+        wl = d["workload"]
+        if wl not in ta or wl not in tb:
+            d["exact"] = {"ratio": None, "note": "no exact counts for this workload"}
+            stats["no_table"] += 1
+            continue
+        r = rows.get((wl, d["space"], tuple(d["anchor"])))
+        fa, fb = _own(d, "a"), _own(d, "b")
+        ok = r is not None and \
+            _separable(fa, set(r.group.a), res.a.by_workload[wl], d["space"]) and \
+            _separable(fb, set(r.group.b), res.b.by_workload[wl], d["space"])
+        if not ok:
+            d["exact"] = {"ratio": None, "note": "not separable: its functions also run in "
+                          "other contexts, and the exact counts are per function"}
+            stats["not_separable"] += 1
+            continue
+        (pa, tot_a), (pb, tot_b) = table(ta[wl]), table(tb[wl])
+        ea = sum(pa.get((d["space"], f), 0.0) for f in fa) / tot_a if tot_a else math.nan
+        eb = sum(pb.get((d["space"], f), 0.0) for f in fb) / tot_b if tot_b else math.nan
+        ratio = ea / eb if eb > 0 and ea > 0 else None
+        sampled = (d.get("ratio") or {}).get("instructions")
+        err = (sampled / ratio - 1) if (ratio and sampled) else None
+        d["exact"] = {"ratio": ratio, "share_a": ea, "share_b": eb, "error": err,
+                      "note": "exact instructions of the context's functions"}
+        stats["with_exact"] += 1
+        if err is not None:
+            stats["errors"].append(err)
+    e = [abs(x) for x in stats["errors"]]
+    stats["max_abs_error"] = max(e) if e else None
+    stats["median_abs_error"] = sorted(e)[len(e) // 2] if e else None
+    stats["below_1_2"] = sum(1 for d in summary.get("ranking", [])
+                             if (d.get("exact") or {}).get("ratio") is not None
+                             and d["exact"]["ratio"] < 1.2)
+    summary["exact"] = {k: v for k, v in stats.items() if k != "errors"}
+    return stats
