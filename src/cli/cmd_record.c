@@ -38,8 +38,8 @@ static const char record_help[] =
 	"  -F, --freq HZ         sample HZ times per second (default 4000)\n"
 	"  -g                    record call stacks (frame pointers, kernel + user)\n"
 	"      --call-graph fp   the same (only frame-pointer stacks are supported)\n"
-	"  -o, --output FILE     output file (default perf.data); written under a\n"
-	"                        temporary name and renamed when complete\n"
+	"  -o, --output FILE     output file (default perf.data); it appears only when\n"
+	"                        complete (never a half file or a temporary one)\n"
 	"  -p, --pid PIDS        record existing processes (all their threads), e.g. 12,34;\n"
 	"                        with '-- COMMAND', for as long as COMMAND runs (perf's\n"
 	"                        'hpm record -p PID -- sleep 5')\n"
@@ -65,8 +65,9 @@ static const char record_help[] =
 	"  hpmkit profile import perf.data              the same in hpmkit (Parquet)\n"
 	"\n"
 	"Events and modifiers as in perf (hpm stat --help); a tracepoint leader samples\n"
-	"every hit unless -c/-F says otherwise. SIGINT or SIGTERM stops the command\n"
-	"(SIGTERM) and writes the file at once.\n"
+	"every hit unless -c/-F says otherwise. SIGINT, SIGTERM or SIGHUP stops the\n"
+	"command (SIGTERM) and writes the file at once; a file that cannot be completed\n"
+	"(disk full) is not left behind, not even under a temporary name.\n"
 	"Kernel frames are symbolised from the copy of /proc/kallsyms hpm stores in the\n"
 	"file (feature section 250), so another machine can read them. Lost samples\n"
 	"(ring buffer full) are counted and reported. hpm never changes\n"
@@ -109,11 +110,11 @@ static bool own_command(const struct opts *o)
 	return o->cmd && !o->all_cpus && !o->ncpus && !o->npids && !o->ntids;
 }
 
+/* the signal that asked hpm to stop (SIGINT, SIGTERM or SIGHUP), 0 while none did */
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig)
 {
-	(void)sig;
-	interrupted = 1;
+	interrupted = sig;
 }
 
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
@@ -725,6 +726,14 @@ int cmd_record(int argc, char **argv)
 		hpm_ctx__delete(ctx);
 		return 1;
 	}
+	/* From here on a stop signal (Ctrl-C, kill, a closed terminal) is a request: the file
+	 * is finished and written (or, before the command runs, not made at all), never left
+	 * half-written. Before this point there is no file to lose. */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	r = perf_file__open(&pf, o.output);
 	if (r) {
 		fprintf(stderr, "hpm record: cannot write '%s': %s\n", o.output, strerror(-r));
@@ -787,9 +796,18 @@ int cmd_record(int argc, char **argv)
 		goto fail;
 	}
 
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	if (interrupted) {
+		fprintf(stderr, "hpm record: stopped by %s before the command ran; nothing was written\n",
+			strsignal(interrupted));
+		perf_file__abort(&pf);
+		close_targets(t, nt, nev, mapsz);
+		if (child > 0) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+		hpm_ctx__delete(ctx);
+		return 128 + interrupted;
+	}
 	if (!ev[0].attr.enable_on_exec)
 		for (int i = 0; i < nt; i++)
 			for (int j = 0; j < nev; j++)

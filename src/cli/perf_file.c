@@ -3,8 +3,15 @@
  *   file header (104 bytes) | ids of each attr | attrs (attr + ids section) |
  *   data section (records) | feature section table | feature sections
  * The feature table must start right after the data section: perf finds it
- * at data.offset + data.size. */
+ * at data.offset + data.size.
+ *
+ * The file is built without a name where the file system allows it (O_TMPFILE: an unnamed
+ * inode in the destination's folder) and linked under its name only when complete, so a
+ * recording that is killed (SIGKILL, a crash, the disk filling up) leaves nothing behind:
+ * not a half file under the final name, not a stray temporary file. Elsewhere a temporary
+ * name beside the destination is used and removed on every error path. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,19 +57,59 @@ static void buf_string(struct pf_buf *b, const char *s)
 	buf_add(b, zeros, len - (n - 1));
 }
 
+/* The temporary name beside the destination: .NAME.tmpPID */
+static void tmp_name(struct perf_file *pf)
+{
+	const char *slash = strrchr(pf->path, '/');
+	int dirlen = slash ? (int)(slash - pf->path + 1) : 0;
+	snprintf(pf->tmp, sizeof(pf->tmp), "%.*s.%s.tmp%d", dirlen, pf->path, pf->path + dirlen,
+		 (int)getpid());
+}
+
+/* An unnamed file in the destination's folder, or NULL (file system without O_TMPFILE). */
+static FILE *open_unnamed(const char *path)
+{
+#ifdef O_TMPFILE
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "w+b");
+	if (!f)
+		close(fd);
+	return f;
+#else
+	(void)path;
+	return NULL;
+#endif
+}
+
 int perf_file__open(struct perf_file *pf, const char *path)
 {
 	memset(pf, 0, sizeof(*pf));
 	snprintf(pf->path, sizeof(pf->path), "%s", path);
-	const char *slash = strrchr(path, '/');
-	int dirlen = slash ? (int)(slash - path + 1) : 0;
-	snprintf(pf->tmp, sizeof(pf->tmp), "%.*s.%s.tmp%d", dirlen, path, path + dirlen, (int)getpid());
-	pf->f = fopen(pf->tmp, "w+b");
-	if (!pf->f)
-		return -errno;
+	/* pf->tmp stays empty while the file has no name */
+	pf->f = open_unnamed(path);
+	if (!pf->f) {
+		tmp_name(pf);
+		pf->f = fopen(pf->tmp, "w+b");
+		if (!pf->f) {
+			int e = errno;
+			pf->tmp[0] = 0;
+			return -e;
+		}
+	}
 	setvbuf(pf->f, NULL, _IOFBF, 1 << 20);
 	struct file_header h = { 0 };
-	return fwrite(&h, sizeof(h), 1, pf->f) == 1 ? 0 : -EIO;
+	if (fwrite(&h, sizeof(h), 1, pf->f) == 1)
+		return 0;
+	perf_file__abort(pf);
+	return -EIO;
 }
 
 int perf_file__add_attr(struct perf_file *pf, const struct perf_event_attr *attr, const char *name)
@@ -171,6 +218,37 @@ static void add_desc_sections(struct perf_file *pf)
 	}
 }
 
+/* Give the complete file its name: an unnamed file is linked in (straight under the name when
+ * nothing is there, else under the temporary name and renamed over the old file); a named
+ * temporary is renamed. Returns 0 or an errno. */
+static int publish(struct perf_file *pf)
+{
+	if (pf->tmp[0])
+		return rename(pf->tmp, pf->path) ? errno : 0;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fileno(pf->f));
+	int fd = fileno(pf->f);
+	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc/self/fd works for anyone with /proc */
+#define LINK_TO(dst) (linkat(fd, "", AT_FDCWD, (dst), AT_EMPTY_PATH) == 0 || \
+		      linkat(AT_FDCWD, proc, AT_FDCWD, (dst), AT_SYMLINK_FOLLOW) == 0)
+	if (LINK_TO(pf->path))
+		return 0;
+	if (errno != EEXIST)
+		return errno;
+	tmp_name(pf);
+	unlink(pf->tmp); /* left by a process of the same pid that was killed at this point */
+	if (!LINK_TO(pf->tmp))
+		return errno;
+#undef LINK_TO
+	if (rename(pf->tmp, pf->path)) {
+		int e = errno;
+		unlink(pf->tmp);
+		return e;
+	}
+	pf->tmp[0] = 0;
+	return 0;
+}
+
 int perf_file__commit(struct perf_file *pf)
 {
 	struct file_header h = { .magic = "PERFILE2" };
@@ -204,17 +282,19 @@ int perf_file__commit(struct perf_file *pf)
 		err = fseek(pf->f, 0, SEEK_SET) || fwrite(&h, sizeof(h), 1, pf->f) != 1;
 	if (!err)
 		err = fflush(pf->f) || fsync(fileno(pf->f));
-	int e = errno ? errno : EIO;
-	if (fclose(pf->f))
-		err = 1;
+	int e = err ? (errno ? errno : EIO) : 0;
+	if (!err)
+		e = publish(pf);
+	fclose(pf->f); /* after fflush + fsync succeeded it has nothing left to report */
 	pf->f = NULL;
-	if (!err && rename(pf->tmp, pf->path))
-		err = 1, e = errno;
-	if (err) {
-		unlink(pf->tmp);
+	if (e) {
+		if (pf->tmp[0])
+			unlink(pf->tmp);
+		pf->tmp[0] = 0;
 		perf_file__abort(pf);
 		return -e;
 	}
+	pf->tmp[0] = 0;
 	perf_file__abort(pf); /* frees buffers; the file is already in place */
 	return 0;
 }
@@ -222,9 +302,11 @@ int perf_file__commit(struct perf_file *pf)
 void perf_file__abort(struct perf_file *pf)
 {
 	if (pf->f) {
-		fclose(pf->f);
+		fclose(pf->f); /* an unnamed file is gone with its last descriptor */
 		pf->f = NULL;
-		unlink(pf->tmp);
+		if (pf->tmp[0])
+			unlink(pf->tmp);
+		pf->tmp[0] = 0;
 	}
 	for (int i = 0; i < PF_FEAT_BITS; i++) {
 		free(pf->feat[i].p);
