@@ -232,9 +232,10 @@ static void on_exit_cb(qemu_plugin_id_t id, void *p)
 		fprintf(stderr, "hpmpes: %s\n", err);
 		rc = 1;
 	}
-	fprintf(stderr, "hpmpes: %s: %llu instructions, %llu tasks, %llu blocks stopped early",
-		opt.isa->name, (unsigned long long)count_total(), (unsigned long long)n_tasks,
-		(unsigned long long)n_partial);
+	fprintf(stderr, "hpmpes: %s: %llu instructions, %llu tasks", opt.isa->name,
+		(unsigned long long)count_total(), (unsigned long long)n_tasks);
+	if (!fast_mode) /* the fast mode does not look at single blocks */
+		fprintf(stderr, ", %llu blocks stopped early", (unsigned long long)n_partial);
 	if (opt.out && !rc)
 		fprintf(stderr, "; %llu samples of %s (period %llu, seed %llu) written to %s",
 			(unsigned long long)n_samples, event_names[opt.event],

@@ -19,7 +19,7 @@ from hpmkit.lab import cpio, guest
 
 ARCHES = ["riscv64", "aarch64"]
 PLUGIN = BUILD / "lab" / "libhpmpes.so"
-SUMMARY = re.compile(r"hpmpes: (\w+): (\d+) instructions, (\d+) tasks, (\d+) blocks stopped early"
+SUMMARY = re.compile(r"hpmpes: (\w+): (\d+) instructions, (\d+) tasks(?:, (\d+) blocks stopped early)?"
                      r"(?:; (\d+) samples of ([\w-]+) \(period (\d+), seed (\d+)\) written to (\S+))?")
 CONTEXT_MAX = 2**64 - 4095          # perf's PERF_CONTEXT_MAX
 CONTEXT = {2**64 - 128: "kernel", 2**64 - 512: "user", 2**64 - 32: "hv"}
