@@ -352,6 +352,31 @@ def test_periods_add_up_to_the_exact_counts(arch, event, tmp_path):
     print(f"{arch} {event}: {len(ss)} samples, periods {sampled} of {total}")
 
 
+def test_taken_branches_are_branches_that_jumped(arch, tmp_path):
+    """taken-branches: every sampled PC in the test program is a branch instruction, and the
+    periods add up to at most the exact number of branches (taken or not) and to at least
+    the loop back-edges, which are always taken."""
+    prog = cross_build(arch, "memloop", MEMLOOP, tmp_path)
+    g = Guest(arch, ["memloop"], tmp_path, add={"bin/memloop": prog})
+    data, tsv = tmp_path / "pes.data", tmp_path / "x.tsv"
+    _, m = g.run(out=data, exact=tsv, event="taken-branches", period=500, seed=5)
+    ss = samples(data)
+    assert len(ss) == int(m.group(5)) and m.group(6) == "taken-branches"
+    branches = sum(r[8] for r in exact_rows(tsv))
+    taken = sum(s["period"] for s in ss)
+    assert 0.3 * branches < taken <= branches, (taken, branches)
+    dis = subprocess.run([f"{arch}-linux-gnu-objdump", "-d", "--no-show-raw-insn",
+                          str(g.bins / "memloop")], capture_output=True, text=True, check=True).stdout
+    op = {int(a, 16): t.split()[0] for a, t in re.findall(r"^\s*([0-9a-f]+):\s+(.*)$", dis, re.M)}
+    touch = [f for f in functions(g.bins / "memloop") if f[2] == "touch"][0]
+    mine = [s for s in ss if s["misc"] & 7 == 2 and touch[0] <= s["ip"] < touch[1]]
+    jumps = re.compile(r"^(b|bl|br|blr|ret|b\..*|cbn?z|tbn?z|j|jal|jalr|jr|beq|bne|blt|bge|bltu|"
+                       r"bgeu|beqz|bnez|bgez|bltz|blez|bgtz|bgt|ble|bgtu|bleu)$")
+    assert len(mine) > 50 and all(jumps.match(op[s["ip"]]) for s in mine), \
+        sorted({op[s["ip"]] for s in mine})
+    print(f"{arch}: {len(ss)} samples, {taken} taken of {branches} branches")
+
+
 def test_same_execution_gives_identical_files(arch, tmp_path):
     """The output depends on the guest's execution only. QEMU's icount runs are not exactly
     repeatable during boot (a few hundred instructions differ between boots, with or without
