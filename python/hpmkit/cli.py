@@ -19,6 +19,7 @@ COMMAND_MODULES = {
     "lab": ".lab.cli",
     "compare": ".compare.cli",
     "profile": ".profile.cli",
+    "report": ".profile.report_cli",
 }
 
 MAX_COMPARE = 26  # files are labelled A..Z in the comparison table

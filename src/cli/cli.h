@@ -13,6 +13,7 @@ int cmd_stat(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* spawn.c: fork `cmd` stopped before exec (go_fd releases it, err_fd reports
  * a failed exec); spawn_release lets it exec: 0, the exec's errno, or -1. */

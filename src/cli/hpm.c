@@ -13,6 +13,7 @@ static const struct {
 	{ "stat", cmd_stat, "count events of a command, a process or CPUs" },
 	{ "record", cmd_record, "sample events with call stacks into a perf.data file" },
 	{ "top", cmd_top, "the hottest functions, kernel and user, live (like perf top)" },
+	{ "report", cmd_report, "perf report's table and call graphs (runs hpmkit report)" },
 	{ "bench", cmd_bench, "cycle-exact microbenchmarks (copies, syscalls, latency)" },
 };
 

@@ -19,6 +19,10 @@ examples:
   hpmkit profile export run1.hpmprof --format folded > stacks.folded
   hpmkit profile export run1.hpmprof --format speedscope -o run1.speedscope.json
       (open it at https://www.speedscope.app)
+  hpmkit profile export run1.hpmprof --format html -o flame.html
+      interactive: search, click to zoom, kernel and user colours (one file, no network)
+  hpmkit profile export rv.hpmprof --vs arm.hpmprof --format html -o diff.html
+      differential: red where the second profile spends a larger share, blue a smaller
 
 Kernel frames are named from the kallsyms recorded by 'hpm record', else --kallsyms FILE, else
 this machine's /proc/kallsyms when the recording came from its running kernel. User frames are
@@ -69,10 +73,12 @@ def add_parser(sub, raw_formatter) -> None:
     quiet(s)
     s.set_defaults(run=_show)
 
-    e = ps.add_parser("export", help="folded stacks, flame graph SVG, or speedscope JSON",
+    e = ps.add_parser("export", help="folded stacks, flame graph SVG or HTML, speedscope JSON",
                       epilog=EPILOG, formatter_class=raw_formatter)
     e.add_argument("file", metavar="PROFILE", help="a .hpmprof directory or a recording")
-    e.add_argument("--format", required=True, choices=["folded", "svg", "speedscope"])
+    e.add_argument("--format", required=True, choices=["folded", "svg", "html", "speedscope"])
+    e.add_argument("--vs", metavar="PROFILE2",
+                   help="with --format html: a differential flame graph of PROFILE -> PROFILE2")
     e.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
     e.add_argument("--by", default="samples", metavar="EVENT", help="weight, as in 'show'")
     e.add_argument("--no-comm", action="store_true",
@@ -217,9 +223,27 @@ def _show(args) -> int:
 
 def _export(args) -> int:
     from . import export
+    if args.vs and args.format != "html":
+        raise UsageError("profile export: --vs makes a differential flame graph; use it with "
+                         "--format html")
     _check_output(args.output)
     prof = _load(args)
-    if args.format == "folded":
+    if args.format == "html":
+        from . import flamehtml
+        if args.vs:
+            import argparse
+            other = _load(argparse.Namespace(**{**vars(args), "file": args.vs}))
+            # the shortest ends of the two paths that tell them apart
+            pa, pb = Path(args.file).parts, Path(args.vs).parts
+            k = 1
+            while k < max(len(pa), len(pb)) and pa[-k:] == pb[-k:]:
+                k += 1
+            labels = (str(Path(*pa[-k:])), str(Path(*pb[-k:])))
+            text = flamehtml.diff_page(prof, other, args.by, comm=not args.no_comm,
+                                       labels=labels, title=args.title)
+        else:
+            text = flamehtml.flame_page(prof, args.by, comm=not args.no_comm, title=args.title)
+    elif args.format == "folded":
         text = export.folded(prof, args.by, comm=not args.no_comm)
     elif args.format == "svg":
         text = export.flamegraph_svg(prof, args.by, comm=not args.no_comm, title=args.title)
