@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "usage_error.h"
 
 static const char list_help[] =
 	"usage: hpm list [--pmu NAME] [--pmus] [--metrics] [--json] [PATTERN]\n"
@@ -145,6 +146,7 @@ int cmd_list(int argc, char **argv)
 	bool pmus = false, metrics = false, json = false;
 	int c;
 	optind = 1;
+	opterr = 0; /* usage_error() says it in one line */
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'P': pmu = optarg; break;
@@ -152,7 +154,7 @@ int cmd_list(int argc, char **argv)
 		case 'M': metrics = true; break;
 		case 'j': json = true; break;
 		case 'h': fputs(list_help, stdout); return 0;
-		default: fputs(list_help, stderr); return 2;
+		default: return usage_error("list", "h", argv);
 		}
 	}
 	struct hpm_ctx *ctx;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "record.h"
+#include "usage_error.h"
 
 #define MAX_EV 32
 #define MAX_TARGETS 1024
@@ -115,6 +116,23 @@ static volatile sig_atomic_t interrupted;
 static void on_signal(int sig)
 {
 	interrupted = sig;
+}
+
+/* 0 when `path` can be created: its folder exists, is a folder, can be written; else an errno */
+static int output_writable(const char *path)
+{
+	char dir[4096];
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == path ? 1 : (int)(slash - path)) : 1,
+		 slash ? path : ".");
+	if (stat(dir, &st))
+		return errno;
+	if (!S_ISDIR(st.st_mode))
+		return ENOTDIR;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return EISDIR;
+	return access(dir, W_OK | X_OK) ? errno : 0;
 }
 
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
@@ -498,6 +516,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	unsigned long long v;
 	int c;
 	optind = 1;
+	opterr = 0; /* usage_error() says it in one line */
 	while ((c = getopt_long(argc, argv, "+e:c:F:go:p:t:aC:im:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
@@ -571,7 +590,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'h': fputs(record_help, stdout); return 0;
-		default: fputs(record_help, stderr); return 2;
+		default: return usage_error("record", "+e:c:F:go:p:t:aC:im:qh", argv);
 		}
 	}
 	if (o->period && o->freq) {
@@ -688,6 +707,12 @@ int cmd_record(int argc, char **argv)
 			hpm_ctx__delete(ctx);
 			return 2;
 		}
+	int werr = output_writable(o.output);
+	if (werr) { /* before any note or the command's start: a bad -o is the one line said */
+		fprintf(stderr, "hpm record: cannot write '%s': %s\n", o.output, strerror(werr));
+		hpm_ctx__delete(ctx);
+		return 1;
+	}
 	if (!nev) {
 		const char *def = hpm_ctx__probe(ctx, "cycles") == 0 ? "cycles" : "cpu-clock";
 		parse_events(ctx, def, ev, &nev);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "stat.h"
+#include "usage_error.h"
 
 static const char stat_help[] =
 	"usage: hpm stat [options] [--] COMMAND [ARGS...]\n"
@@ -346,6 +347,7 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 	int c, naggr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, the command */
+	opterr = 0; /* usage_error() says it in one line */
 	while ((c = getopt_long(argc, argv, "+e:M:r:x:p:t:aC:io:I:D:dABvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
@@ -413,7 +415,7 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 		case OPT_NO_BIG_NUM: o->big_num = false; break;
 		case 'v': o->verbose = true; break;
 		case 'h': fputs(stat_help, stdout); return 0;
-		default: fputs(stat_help, stderr); return 2;
+		default: return usage_error("stat", "+e:M:r:x:p:t:aC:io:I:D:dABvh", argv);
 		}
 	}
 	if (optind < argc)

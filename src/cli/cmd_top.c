@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "top.h"
+#include "usage_error.h"
 
 static const char top_help[] =
 	"usage: hpm top [options] [-- COMMAND [ARGS]]\n"
@@ -143,6 +144,7 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 	unsigned long long v;
 	int c;
 	optind = 1;
+	opterr = 0; /* usage_error() says it in one line */
 	while ((c = getopt_long(argc, argv, "+e:c:F:aC:p:t:id:bn:E:s:S:KUzm:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
@@ -238,7 +240,7 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 			o->pages = (int)v;
 			break;
 		case 'h': fputs(top_help, stdout); return 0;
-		default: fputs(top_help, stderr); return 2;
+		default: return usage_error("top", "+e:c:F:aC:p:t:id:bn:E:s:S:KUzm:h", argv);
 		}
 	}
 	if (optind < argc)

@@ -268,7 +268,13 @@ def _dump(args) -> int:
     kind = open_kind(args.file, args.raw or None)
     if kind == "raw":
         import os
-        with open(args.file, "rb") as f:
+
+        from ..errors import ReadError
+        try:
+            f = open(args.file, "rb")
+        except OSError as e:
+            raise ReadError(args.file, f"cannot read: {e.strerror or e}") from None
+        with f:
             out.write(f". ... ARM SPE data: size {os.fstat(f.fileno()).st_size:#x} bytes\n")
             for text in dump_lines(iter(lambda: f.read(1 << 20), b"")):
                 out.write(text)
