@@ -125,7 +125,9 @@ def record(arch: str, argv: list[str], out: Path, opts: Options) -> Recording:
     raw_exact = out / f".{arch}.exact-raw.tsv"
     args = [str(so), f"arch={arch}", f"out={data}", f"event={opts.event}",
             f"period={opts.period}", f"seed={opts.seed}", f"kernel={kf.system_map}",
-            f"offsets={kf.offsets}", f"bins={guest.ROOT / 'build' / arch / 'bin'}"]
+            f"offsets={kf.offsets}", f"bins={guest.ROOT / 'build' / arch / 'bin'}",
+            # sample and count from the command's exec: the boot is not part of the profile
+            f"start={Path(argv[0]).name[:15]}"]
     if opts.exact:
         args.append(f"exact={raw_exact}")
     if any("," in a for a in args):
@@ -232,7 +234,11 @@ def _exe_maps(data: Path) -> dict[int, list[tuple[int, int, int, str]]]:
 def write_exact(arch: str, raw: Path, data: Path, system_map: Path, symfs: Path, dst: Path,
                 comms: list[str]) -> None:
     """Per-function exact counts of the command's processes from the sampler's per-block
-    table: `priv function dso insns loads stores branches` sorted by instructions."""
+    table: `priv function dso insns loads stores branches` sorted by instructions.
+
+    The table has one row per (task, block): a fork-heavy workload gives millions. Rows are
+    first summed per address (kernel, firmware) or per (program mapping, address) (user), so
+    each distinct address is symbolised once, vectorised."""
     import numpy as np
 
     from ..profile.symbols import Kallsyms, open_elf
@@ -240,53 +246,74 @@ def write_exact(arch: str, raw: Path, data: Path, system_map: Path, symfs: Path,
     if not raw.is_file():
         raise LabError(f"{arch}: the sampler wrote no exact table ({raw.name})")
     pids = command_pids(process_parents(data))
-    ks = Kallsyms(system_map.read_text(), str(system_map))
     maps = _exe_maps(data)
-    elfs: dict[str, object] = {}
-    totals: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    rows = []
+    kern: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    user: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    other: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    mapping: dict[tuple[int, str], list] = {}
+
+    def user_map(tgid: int, comm: str):
+        # after an exec the task has its new program's map, before it the parent's: the
+        # comm (the program's name since exec) tells which one ran the block
+        key = (tgid, comm)
+        if key not in mapping:
+            ms = maps.get(tgid, [])
+            mapping[key] = sorted(ms, key=lambda m: Path(m[3]).name[:15] != comm)
+        return mapping[key]
+
     with open(raw) as f:
-        header = f.readline().split()
-        col = {n: i for i, n in enumerate(header)}
+        col = {n: i for i, n in enumerate(f.readline().split())}
+        ci, cp, cc, cs = col["tgid"], col["priv"], col["comm"], col["start_pc"]
+        cn = [col[k] for k in ("insns", "loads", "stores", "branches")]
         for line in f:
             v = line.rstrip("\n").split("\t")
-            tgid = int(v[col["tgid"]])
-            if tgid not in pids or (comms and v[col["comm"]] not in comms):
+            tgid = int(v[ci])
+            if tgid not in pids or (comms and v[cc] not in comms):
                 continue
-            rows.append((v[col["priv"]], tgid, v[col["comm"]], int(v[col["start_pc"]], 16),
-                         [int(v[col[k]]) for k in ("insns", "loads", "stores", "branches")]))
-    kaddr = np.array([r[3] for r in rows if r[0] == "kernel"], dtype=np.uint64)
-    kidx = iter(ks.lookup(kaddr)[0].tolist() if len(kaddr) else [])
-    for priv, tgid, comm, pc_, counts in rows:
-        if priv == "kernel":
-            i = next(kidx)
-            name, dso = ks.names[i] if i >= 0 else f"{pc_:#x}", "[kernel.kallsyms]"
-        elif priv == "user":
-            name, dso = f"{pc_:#x}", "[unknown]"
-            # after an exec the task has its new program's map, before it the parent's:
-            # the comm (the program's name since exec) tells which one ran this block
-            cands = [m for m in maps.get(tgid, []) if m[0] <= pc_ < m[1]]
-            cands.sort(key=lambda m: Path(m[3]).name[:15] != comm)
-            for start, end, pgoff, fname in cands[:1]:
-                if True:
-                    dso = fname
-                    host = symfs / fname.lstrip("/")
-                    if fname not in elfs:
-                        try:
-                            elfs[fname] = open_elf(str(host)) if host.exists() else None
-                        except Exception:           # an unreadable ELF names nothing
-                            elfs[fname] = None
-                    img = elfs[fname]
-                    if img is not None:
-                        va = img.offset_to_vaddr(np.array([pc_ - start + pgoff], np.uint64))
-                        i = int(img.lookup(va)[0][0]) if va[0] >= 0 else -1
-                        name = img.names[i] if i >= 0 else name
-                    break
-        else:
-            name, dso = f"[{priv}]", f"[{priv}]"
-        t = totals[(priv, str(name), dso)]
+            priv, pc_ = v[cp], int(v[cs], 16)
+            if priv == "kernel":
+                t = kern[pc_]
+            elif priv == "user":
+                m = next((m for m in user_map(tgid, v[cc]) if m[0] <= pc_ < m[1]), None)
+                t = user[(m[3], m[0], m[2], pc_) if m else (None, 0, 0, pc_)]
+            else:
+                t = other[priv]
+            for i, c in enumerate(cn):
+                t[i] += int(v[c])
+    totals: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+
+    def add(key, counts):
+        t = totals[key]
         for i in range(4):
             t[i] += counts[i]
+
+    if kern:
+        ks = Kallsyms(system_map.read_text(), str(system_map))
+        addrs = list(kern)
+        idx = ks.lookup(np.array(addrs, dtype=np.uint64))[0].tolist()
+        for a, i in zip(addrs, idx):
+            add(("kernel", ks.names[i] if i >= 0 else f"{a:#x}", "[kernel.kallsyms]"), kern[a])
+    by_file: dict[str | None, list] = defaultdict(list)
+    for key in user:
+        by_file[key[0]].append(key)
+    for fname, keys in by_file.items():
+        img = None
+        if fname is not None:
+            host = symfs / fname.lstrip("/")
+            try:
+                img = open_elf(str(host)) if host.exists() else None
+            except Exception:           # an unreadable ELF names nothing
+                img = None
+        names = [None] * len(keys)
+        if img is not None:
+            off = np.array([pc_ - start + pgoff for _, start, pgoff, pc_ in keys], np.uint64)
+            va = img.offset_to_vaddr(off)
+            idx = img.lookup(np.where(va >= 0, va, 0).astype(np.uint64))[0]
+            names = [img.names[i] if (i >= 0 and a >= 0) else None for i, a in zip(idx.tolist(), va.tolist())]
+        for key, nm in zip(keys, names):
+            add(("user", nm or f"{key[3]:#x}", fname or "[unknown]"), user[key])
+    for priv, c in other.items():
+        add((priv, f"[{priv}]", f"[{priv}]"), c)
     tmp = dst.with_name(f".{dst.name}.tmp")
     with open(tmp, "w") as f:
         f.write("priv\tfunction\tdso\tinsns\tloads\tstores\tbranches\n")
