@@ -55,18 +55,16 @@
   // [nameIndex, kind, value, children] or, differential, [nameIndex, kind, a, b, children]
   function decode(data) {
     const names = data.names, diff = !!data.diff;
-    let maxDepth = 0;
     function build(arr, parent, depth) {
       const n = {name: names[arr[0]], kind: arr[1], parent: parent, depth: depth, children: []};
       let kids;
       if (diff) { n.a = arr[2]; n.b = arr[3]; kids = arr[4]; }
       else { n.v = arr[2]; kids = arr[3]; }
-      if (depth > maxDepth) maxDepth = depth;
       if (kids) for (const k of kids) n.children.push(build(k, n, depth + 1));
       return n;
     }
     const root = build(data.tree, null, 0);
-    return {root: root, maxDepth: maxDepth};
+    return {root: root};
   }
 
   function el(name, attrs, parent) {
@@ -81,8 +79,7 @@
     if (!src) throw new Error("flame graph: no data element '" + box.dataset.src + "'");
     const data = JSON.parse(src.textContent);
     const diff = !!data.diff;
-    const tree = decode(data);
-    const root = tree.root;
+    const root = decode(data).root;
     const totA = diff ? data.total[0] : data.total;
     const totB = diff ? data.total[1] : 0;
     const unit = data.unit || "samples";
@@ -187,14 +184,28 @@
 
     function render() {
       const width = Math.max(200, box.clientWidth || 1200);
-      const height = PAD_TOP + PAD_BOTTOM + (tree.maxDepth + 1) * ROW;
+      const scale = weight(zoomed) > 0 ? width / weight(zoomed) : 0;
+      // lay out first: the graph is as tall as its deepest frame wide enough to draw
+      const todo = [];
+      for (let a = zoomed.parent; a; a = a.parent) todo.push([a, 0, width, true]);
+      let deepest = zoomed.depth;
+      (function walk(n, x) {
+        const w = weight(n) * scale;
+        if (w < MIN_PX) return;
+        todo.push([n, x, w, false]);
+        if (n.depth > deepest) deepest = n.depth;
+        let cx = x;
+        for (const c of n.children) {
+          walk(c, cx);
+          cx += weight(c) * scale;
+        }
+      })(zoomed, 0);
+      const height = PAD_TOP + PAD_BOTTOM + (deepest + 1) * ROW;
       svg.setAttribute("width", width);
       svg.setAttribute("height", height);
       svg.setAttribute("viewBox", "0 0 " + width + " " + height);
       while (svg.firstChild) svg.removeChild(svg.firstChild);
-      const scale = weight(zoomed) > 0 ? width / weight(zoomed) : 0;
-      let drawn = 0;
-      function draw(n, x, w, dim) {
+      for (const [n, x, w, dim] of todo) {
         const y = height - PAD_BOTTOM - (n.depth + 1) * ROW;
         const g = el("g", {class: "hpm-frame" + (dim ? " hpm-dim" : ""), "data-name": n.name, "data-kind": n.kind}, svg);
         g.__node = n;
@@ -208,23 +219,10 @@
           const t = n.name.length <= chars ? n.name : n.name.slice(0, chars - 2) + "..";
           el("text", {x: (x + 3).toFixed(2), y: y + ROW - 5}, g).textContent = t;
         }
-        drawn++;
       }
-      // callers of the zoomed frame: full width, dimmed
-      for (let a = zoomed.parent; a; a = a.parent) draw(a, 0, width, true);
-      (function walk(n, x) {
-        const w = weight(n) * scale;
-        if (w < MIN_PX) return;
-        draw(n, x, w, false);
-        let cx = x;
-        for (const c of n.children) {
-          walk(c, cx);
-          cx += weight(c) * scale;
-        }
-      })(zoomed, 0);
       svg.dataset.zoom = zoomed.name;
       svg.dataset.zoomDepth = zoomed.depth;
-      svg.dataset.rendered = drawn;
+      svg.dataset.rendered = todo.length;
       updateMatched();
     }
 
