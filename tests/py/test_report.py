@@ -84,6 +84,8 @@ OPTION_SETS = [
     ["--no-children", "-g", "none"],
     ["-g", "callee"],
     ["-g", "caller", "--no-children"],
+    ["--no-children", "-g"],                  # -g alone is perf's whole default: caller
+    ["--no-children", "-g", "graph"],         # a partial list keeps the order of --children
     ["-G"],
     ["-g", "fractal"],
     ["-g", "fractal,2,callee"],

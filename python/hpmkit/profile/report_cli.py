@@ -44,9 +44,9 @@ def add_parser(sub, raw_formatter) -> None:
                    "(default comm,dso,sym)")
     r.add_argument("-F", "--fields", default=None, metavar="FIELDS",
                    help="columns: overhead, overhead_children, sample, period and sort keys")
-    r.add_argument("-g", "--call-graph", default=None, metavar="OPTS",
+    r.add_argument("-g", "--call-graph", nargs="?", const="graph,0.5,caller", default=None, metavar="OPTS",
                    help="graph|fractal|flat|folded|none, threshold, limit, caller|callee, "
-                   "percent|period|count (comma-separated)")
+                   "percent|period|count (comma-separated); -g alone: graph,0.5,caller")
     r.add_argument("-G", "--inverted", action="store_true", help="caller order (as -g caller)")
     ch = r.add_mutually_exclusive_group()
     ch.add_argument("--children", dest="children", action="store_true", default=None,
