@@ -11,7 +11,8 @@ instructions`. So a name meets the others on
     the name as written     otherwise (an event only one table has)
 
 with perf's modifiers (`:u`, `:k`...) kept, since `instructions:u` and `instructions` are
-different counts.
+different counts. A table's other aliases (Linux perf's spelling of its events, issue 16)
+are read as the event they name, and an event the table `lacks` is not the core's.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class Tables:
         self.events: dict[str, dict[str, str]] = {}     # table -> lower name -> name as written
         self.aliases: dict[str, list[tuple[str, str]]] = {}   # table -> [(ALIAS, target)] in file order
         self.includes: dict[str, list[str]] = {}
+        self.lacks: dict[str, set[str]] = {}                  # table -> lower names
         if folder is None:
             return
         for f in sorted(folder.glob("*.evt")):
@@ -49,7 +51,7 @@ class Tables:
 
     def _read(self, f: Path) -> None:
         table = f.stem
-        ev, al, inc = {}, [], []
+        ev, al, inc, lacks = {}, [], [], set()
         for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
             words = line.split("#", 1)[0].split() if not line.lstrip().startswith("event") else line.split()
             if len(words) < 2:
@@ -62,7 +64,10 @@ class Tables:
                 al.append((words[1].upper(), words[2]))
             elif words[0] == "include":
                 inc.append(words[1])
+            elif words[0] == "lacks":
+                lacks |= {w.lower() for w in words[1:]}
         self.events[table], self.aliases[table], self.includes[table] = ev, al, inc
+        self.lacks[table] = lacks
 
     def chain(self, table: str) -> list[str]:
         """The table and what it includes, own table first (its aliases win)."""
@@ -75,15 +80,30 @@ class Tables:
         return out
 
     def is_native(self, table: str, name: str) -> bool:
-        return any(name.lower() in self.events[t] for t in self.chain(table))
+        low = name.lower()
+        if low in self.events.get(table, {}):
+            return True
+        return low not in self.lacks.get(table, set()) and any(
+            low in self.events[t] for t in self.chain(table)[1:])
 
-    def preset_targets(self, table: str) -> dict[str, str]:
-        """PAPI preset -> the event it stands for in this table (own alias wins)."""
-        out: dict[str, str] = {}
+    def native_alias(self, table: str, name: str) -> str | None:
+        """The event a non-preset alias (a kernel's spelling) stands for in this table."""
         for t in self.chain(table):
             for alias, target in self.aliases.get(t, []):
-                out.setdefault(alias, target)
-        return out
+                if alias == name.upper() and not alias.startswith("PAPI_"):
+                    return target
+        return None
+
+    def preset_targets(self, table: str) -> dict[str, str]:
+        """PAPI preset -> the event it stands for in this table (own alias wins); a preset
+        whose event the table lacks stands for nothing here."""
+        out: dict[str, str] = {}
+        lacks = self.lacks.get(table, set())
+        for t in self.chain(table):
+            for alias, target in self.aliases.get(t, []):
+                if alias.startswith("PAPI_") and alias not in out:
+                    out[alias] = target
+        return {a: x for a, x in out.items() if x.lower() not in lacks}
 
     @lru_cache(maxsize=None)
     def generic_of_preset(self) -> dict[str, str]:
@@ -136,6 +156,8 @@ def common_name(name: str, table: str | None) -> str:
     m = _PMU_PREFIX.match(base)
     if m:                               # pmu::EVENT names its table itself
         table, base = m.group(1), m.group(2)
+    if table and not base.lower().startswith("papi_") and not t.is_native(table, base):
+        base = t.native_alias(table, base) or base    # Linux's spelling -> the table's event
     low = base.lower()
     gen = t.generic_of_preset()
     if low.startswith("papi_"):

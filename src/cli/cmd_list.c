@@ -8,7 +8,7 @@
 #include "usage_error.h"
 
 static const char list_help[] =
-	"usage: hpm list [--pmu NAME] [--pmus] [--metrics] [--json] [PATTERN]\n"
+	"usage: hpm list [--pmu NAME] [--pmus] [--metrics] [--json] [--grep TEXT] [PATTERN]\n"
 	"       hpm list tracepoint [PATTERN]\n"
 	"\n"
 	"Lists the generic perf events and the events of this CPU's PMU table. A '*'\n"
@@ -19,7 +19,9 @@ static const char list_help[] =
 	"  --metrics    list metric groups (for 'hpm stat -M GROUP')\n"
 	"  --json       one JSON array of objects: name, pmu, code (hex), type, desc,\n"
 	"               alias_of, available (true/false, or null when not probed)\n"
-	"  PATTERN      only names containing PATTERN (case-insensitive)\n"
+	"  PATTERN      only names containing PATTERN (case-insensitive), e.g. 'cache'\n"
+	"  --grep TEXT  only events whose name or description contains TEXT\n"
+	"               (case-insensitive; metrics: name, group or formula)\n"
 	"  tracepoint   the kernel's tracepoints (from tracefs), as 'subsys:name' (not\n"
 	"               probed: opening each takes the kernel tens of milliseconds)\n"
 	"\n"
@@ -28,11 +30,12 @@ static const char list_help[] =
 	"  hpm list --pmu sifive_u74     the SiFive U74 events and their mhpmevent codes\n"
 	"  hpm list --metrics            metric groups of this CPU\n"
 	"  hpm list --json cache         cache events as JSON\n"
+	"  hpm list --grep stall         events that mention stalls, in name or description\n"
 	"  hpm list tracepoint sched     scheduler tracepoints (hpm stat -e sched:sched_switch)\n";
 
 struct list_state {
 	struct hpm_ctx *ctx;
-	const char *pattern;
+	const char *pattern, *grep;
 	bool json, probe;
 	int n;
 	const char *last_pmu;
@@ -52,6 +55,8 @@ static int print_event(const struct hpm_event_info *ev, void *arg)
 {
 	struct list_state *st = arg;
 	if (st->pattern && !strcasestr(ev->name, st->pattern))
+		return 0;
+	if (st->grep && !strcasestr(ev->name, st->grep) && !(ev->desc && strcasestr(ev->desc, st->grep)))
 		return 0;
 	int avail = -1;
 	if (st->probe) {
@@ -102,7 +107,7 @@ static int print_pmu(const char *pmu, const char *title, const char *isa, void *
 		json_string(stdout, title);
 		printf(", \"this_cpu\": %s}", mine && !strcmp(mine, pmu) ? "true" : "false");
 	} else {
-		printf("%c %-14s %-8s %s\n", mine && !strcmp(mine, pmu) ? '*' : ' ', pmu, isa, title);
+		printf("%c %-18s %-8s %s\n", mine && !strcmp(mine, pmu) ? '*' : ' ', pmu, isa, title);
 	}
 	st->n++;
 	return 0;
@@ -112,6 +117,9 @@ static int print_metric(const struct hpm_metric_info *m, void *arg)
 {
 	struct list_state *st = arg;
 	if (st->pattern && !strcasestr(m->group, st->pattern) && !strcasestr(m->name, st->pattern))
+		return 0;
+	if (st->grep && !strcasestr(m->group, st->grep) && !strcasestr(m->name, st->grep) &&
+	    !strcasestr(m->expr, st->grep))
 		return 0;
 	if (st->json) {
 		printf("%s\n  {\"pmu\": ", st->n ? "," : "");
@@ -140,9 +148,10 @@ int cmd_list(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "pmu", required_argument, 0, 'P' }, { "pmus", no_argument, 0, 'L' },
 		{ "metrics", no_argument, 0, 'M' },   { "json", no_argument, 0, 'j' },
-		{ "help", no_argument, 0, 'h' },      { 0, 0, 0, 0 }
+		{ "grep", required_argument, 0, 'g' }, { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 }
 	};
-	const char *pmu = NULL;
+	const char *pmu = NULL, *grep = NULL;
 	bool pmus = false, metrics = false, json = false;
 	int c;
 	optind = 1;
@@ -153,6 +162,7 @@ int cmd_list(int argc, char **argv)
 		case 'L': pmus = true; break;
 		case 'M': metrics = true; break;
 		case 'j': json = true; break;
+		case 'g': grep = optarg; break;
 		case 'h': fputs(list_help, stdout); return 0;
 		default: return usage_error("list", "h", argv);
 		}
@@ -161,7 +171,7 @@ int cmd_list(int argc, char **argv)
 	if (hpm_ctx__new(&ctx))
 		return 1;
 	struct list_state st = { .ctx = ctx, .pattern = optind < argc ? argv[optind] : NULL,
-				 .json = json };
+				 .grep = grep, .json = json };
 	/* perf's event class keyword: "hpm list tracepoint [PATTERN]" */
 	if (st.pattern && !strcmp(st.pattern, "tracepoint") && !pmu) {
 		pmu = "tracepoint";
@@ -189,7 +199,13 @@ int cmd_list(int argc, char **argv)
 		/* availability is only meaningful for this CPU's own table */
 		/* not tracepoints: the kernel takes ~40 ms to open each one */
 		st.probe = !pmu || !strcmp(pmu, "generic") || (mine && !strcmp(pmu, mine));
-		if (!json && !pmu)
+		/* HPM_PMU picks the table names resolve in: say so, detection says otherwise */
+		const char *forced = getenv("HPM_PMU");
+		if (!json && !pmu && forced && *forced)
+			printf("CPU: %s; PMU table: %s (HPM_PMU; detected: %s)\n"
+			       "('*' = can be counted here now)\n",
+			       hpm_ctx__cpu_id(ctx), forced, mine ? mine : "none");
+		else if (!json && !pmu)
 			printf("CPU: %s; PMU table: %s\n('*' = can be counted here now)\n",
 			       hpm_ctx__cpu_id(ctx), mine ? mine : "none (generic events only)");
 		r = hpm_ctx__for_each_event(ctx, pmu, print_event, &st);
@@ -201,8 +217,9 @@ int cmd_list(int argc, char **argv)
 		hpm_ctx__delete(ctx);
 		return 1;
 	}
-	if (!st.n && st.pattern && !json)
-		printf("no event matches '%s'\n", st.pattern);
+	if (!st.n && (st.pattern || st.grep) && !json)
+		printf("no %s matches '%s'\n", metrics ? "metric" : "event",
+		       st.pattern ? st.pattern : st.grep);
 	/* an unmarked list must not look like an oversight: the first refusal says why */
 	if (!json && st.probe && st.hw_listed && !st.hw_marked)
 		printf("\nno hardware event is marked: %s\n", st.hw_why);

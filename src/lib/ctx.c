@@ -123,8 +123,10 @@ static struct evtab *table_slot(struct hpm_ctx *ctx, const char *pmu)
 	return t;
 }
 
-/* Parse one file's text and merge it into the table registry. */
-static int load_one(struct hpm_ctx *ctx, const char *name, const char *text)
+/* Parse one file's text and merge it into the table registry. An embedded table's
+ * event and alias lines wait until a name needs them (lazy): most of the tables are
+ * other CPUs', and parsing all of them would cost every resolution milliseconds. */
+static int load_one(struct hpm_ctx *ctx, const char *name, const char *text, bool lazy)
 {
 	char err[400];
 	const char *base = strrchr(name, '/');
@@ -136,10 +138,15 @@ static int load_one(struct hpm_ctx *ctx, const char *name, const char *text)
 	if (!kind)
 		return 0;
 	struct evtab tmp = { 0 };
-	int r = evtab_parse(&tmp, text, name, kind, err, sizeof(err));
+	bool put_off = lazy && kind == 'e';
+	int r = evtab_parse(&tmp, text, name, put_off ? 'h' : kind, err, sizeof(err));
 	if (r < 0) {
 		evtab_free(&tmp);
 		return hpm__err(ctx, r, "bad data file %s", err);
+	}
+	if (put_off) {
+		tmp.body_text = text;
+		tmp.body_file = name;
 	}
 	char stem[128];
 	snprintf(stem, sizeof(stem), "%.*s", (int)(bl - (kind == 'e' ? 4 : 3)), base);
@@ -155,8 +162,12 @@ static int load_one(struct hpm_ctx *ctx, const char *name, const char *text)
 		return -ENOMEM;
 	}
 	if (kind == 'm') {
-		/* move metrics over */
-		free(t->metrics);
+		/* move metrics over; metrics of an earlier load (tables are loaded again after
+		 * a load that failed) are freed with their strings */
+		struct evtab old = { 0 };
+		old.metrics = t->metrics;
+		old.nmetrics = t->nmetrics;
+		evtab_free(&old);
 		t->metrics = tmp.metrics;
 		t->nmetrics = tmp.nmetrics;
 		tmp.metrics = NULL;
@@ -196,7 +207,7 @@ static int load_dir(struct hpm_ctx *ctx, const char *dir, const char *sub)
 			if (!text)
 				r = hpm__err(ctx, -errno ? -errno : -EIO, "cannot read %s", f);
 			else
-				r = load_one(ctx, f, text);
+				r = load_one(ctx, f, text, false);
 			free(text);
 		}
 		free(list[i]);
@@ -217,7 +228,7 @@ int ctx_load_tables(struct hpm_ctx *ctx)
 			r = load_dir(ctx, dir, "metrics");
 	} else {
 		for (int i = 0; i < hpm_embedded_nfiles && !r; i++)
-			r = load_one(ctx, hpm_embedded_files[i].name, hpm_embedded_files[i].text);
+			r = load_one(ctx, hpm_embedded_files[i].name, hpm_embedded_files[i].text, true);
 	}
 	if (r < 0)
 		return r;
@@ -231,8 +242,44 @@ int ctx_load_tables(struct hpm_ctx *ctx)
 				return hpm__err(ctx, -EINVAL, "table %s includes unknown table %s",
 						t->pmu, t->includes[k]);
 	}
+	/* a 'lacks' name must be an event of an included table (a typo hides nothing) */
+	for (int i = 0; i < ctx->ntabs; i++) {
+		struct evtab *t = &ctx->tabs[i], *owner;
+		for (int k = 0; k < t->nlacks; k++) {
+			bool found = false;
+			for (int j = 0; j < t->nincludes && !found; j++)
+				found = evtab_find_event(ctx, ctx_find_table(ctx, t->includes[j]),
+							 t->lacks[k], 0, &owner) != NULL;
+			if (!found)
+				return hpm__err(ctx, -EINVAL,
+						"table %s lacks %s, an event none of its included "
+						"tables has",
+						t->pmu, t->lacks[k]);
+		}
+	}
 	ctx->tables_loaded = true;
 	return 0;
+}
+
+int ctx_table_body(struct hpm_ctx *ctx, struct evtab *t)
+{
+	if (!t || !t->body_text)
+		return 0;
+	char err[400];
+	struct evtab tmp = { 0 };
+	int r = evtab_parse(&tmp, t->body_text, t->body_file, 'e', err, sizeof(err));
+	t->body_text = NULL;
+	if (r == 0) {
+		t->events = tmp.events;
+		t->nevents = tmp.nevents;
+		t->aliases = tmp.aliases;
+		t->naliases = tmp.naliases;
+		tmp.events = NULL;
+		tmp.aliases = NULL;
+		tmp.nevents = tmp.naliases = 0;
+	}
+	evtab_free(&tmp);
+	return r < 0 ? hpm__err(ctx, r, "bad data file %s", err) : 0;
 }
 
 struct evtab *ctx_find_table(struct hpm_ctx *ctx, const char *pmu)

@@ -101,7 +101,9 @@ int evtab_parse(struct evtab *tab, const char *text, const char *file, char kind
 		size_t errlen)
 {
 	int ret = 0, lineno = 0;
-	bool seen_format = false;
+	bool seen_format = false, header_only = kind == 'h';
+	if (header_only)
+		kind = 'e';
 	char *cur_group = NULL, *cur_group_desc = NULL;
 	const char *p = text;
 	char line[2048];
@@ -142,6 +144,8 @@ int evtab_parse(struct evtab *tab, const char *text, const char *file, char kind
 			}
 		}
 #define KW(x) (kwl == sizeof(x) - 1 && !strncmp(kw, x, kwl))
+		if (header_only && seen_format && (KW("event") || KW("alias")))
+			continue;
 		if (!seen_format) {
 			if (!KW("format"))
 				FAIL("first line must be 'format 1'");
@@ -183,6 +187,20 @@ int evtab_parse(struct evtab *tab, const char *text, const char *file, char kind
 			if (!slot)
 				FAIL("out of memory");
 			*slot = xstrndup(a, al);
+		} else if (kind == 'e' && KW("lacks")) {
+			/* names only: an included table may define them later in the load order */
+			bool any = false;
+			while (next_tok(&s, &a, &al)) {
+				if (!valid_name(a, al))
+					FAIL("lacks: '%.*s' is not an event name", (int)al, a);
+				char **slot = push(&tab->lacks, &tab->nlacks, sizeof(char *));
+				if (!slot)
+					FAIL("out of memory");
+				*slot = xstrndup(a, al);
+				any = true;
+			}
+			if (!any)
+				FAIL("lacks needs event names");
 		} else if (kind == 'e' && KW("detect")) {
 			if (!next_tok(&s, &a, &al))
 				FAIL("detect needs a kind");
@@ -286,6 +304,9 @@ void evtab_free(struct evtab *t)
 	for (int i = 0; i < t->nincludes; i++)
 		free(t->includes[i]);
 	free(t->includes);
+	for (int i = 0; i < t->nlacks; i++)
+		free(t->lacks[i]);
+	free(t->lacks);
 	for (int i = 0; i < t->ndetect; i++) {
 		free(t->detect[i].kind);
 		free(t->detect[i].args);

@@ -35,6 +35,8 @@ struct evtab {
 	int ndetect;
 	int counters;
 	char *fixed; /* space separated */
+	char **lacks; /* events of included tables this core does not implement */
+	int nlacks;
 	struct evtab_event *events;
 	int nevents;
 	struct evtab_alias *aliases;
@@ -42,10 +44,13 @@ struct evtab {
 	struct evtab_metric *metrics; /* from the .mg file of the same pmu */
 	int nmetrics;
 	bool is_generic_metrics;
+	/* an embedded table's events and aliases, parsed when a name first needs them */
+	const char *body_text, *body_file;
 };
 
 /* Parse one .evt (kind 'e') or .mg (kind 'm') text into tab (metrics are added
- * to an existing tab). Returns 0 or -EINVAL with a message "file:line: ..." */
+ * to an existing tab); kind 'h' reads an .evt without its event and alias lines.
+ * Returns 0 or -EINVAL with a message "file:line: ..." */
 int evtab_parse(struct evtab *tab, const char *text, const char *file, char kind, char *err,
 		size_t errlen);
 void evtab_free(struct evtab *tab);
@@ -84,6 +89,8 @@ struct hpm_ctx {
 int hpm__err(struct hpm_ctx *ctx, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int ctx_load_tables(struct hpm_ctx *ctx);
+/* Parse t's events and aliases if that was put off (embedded tables); 0 or error. */
+int ctx_table_body(struct hpm_ctx *ctx, struct evtab *t);
 struct evtab *ctx_find_table(struct hpm_ctx *ctx, const char *pmu);
 void ctx_detect(struct hpm_ctx *ctx);
 /* Path under HPM_SYSROOT (tests) or "/" */
@@ -107,6 +114,9 @@ struct resolved {
 };
 int names_resolve(struct hpm_ctx *ctx, const char *name, struct resolved *r);
 int names_for_each_generic(hpm_event_cb cb, void *arg);
+/* An event of table t: its own, else an included table's that t does not lack. */
+struct evtab_event *evtab_find_event(struct hpm_ctx *ctx, struct evtab *t, const char *name,
+				     int depth, struct evtab **owner);
 bool names_is_generic(const char *name);
 
 /* ---- tracepoints (tracepoint.c) and sysfs PMU terms (pmu_terms.c) ---- */

@@ -135,20 +135,47 @@ int names_for_each_generic(hpm_event_cb cb, void *arg)
 	return 0;
 }
 
-/* Table lookup through includes (depth-limited). */
-static struct evtab_event *table_event(struct hpm_ctx *ctx, struct evtab *t, const char *name,
-				       int depth, struct evtab **owner)
+/* Does t say its core lacks this event of an included table? */
+static bool table_lacks(const struct evtab *t, const char *name)
 {
+	for (int i = 0; i < t->nlacks; i++)
+		if (streq_nocase(t->lacks[i], name))
+			return true;
+	return false;
+}
+
+/* Table lookup: own events, then the included tables' (depth-limited), minus the
+ * events the table lacks: an event the core does not implement is not offered. */
+struct evtab_event *evtab_find_event(struct hpm_ctx *ctx, struct evtab *t, const char *name,
+				     int depth, struct evtab **owner)
+{
+	ctx_table_body(ctx, t);
 	for (int i = 0; i < t->nevents; i++)
 		if (streq_nocase(t->events[i].name, name)) {
 			*owner = t;
 			return &t->events[i];
 		}
+	if (table_lacks(t, name))
+		return NULL;
 	for (int k = 0; depth < 4 && k < t->nincludes; k++) {
 		struct evtab *inc = ctx_find_table(ctx, t->includes[k]);
-		struct evtab_event *e = inc ? table_event(ctx, inc, name, depth + 1, owner) : NULL;
+		struct evtab_event *e = inc ? evtab_find_event(ctx, inc, name, depth + 1, owner) : NULL;
 		if (e)
 			return e;
+	}
+	return NULL;
+}
+
+/* The table along t's include chain that lacks name, or NULL. */
+static struct evtab *lacked_by(struct hpm_ctx *ctx, struct evtab *t, const char *name, int depth)
+{
+	if (table_lacks(t, name))
+		return t;
+	for (int k = 0; depth < 4 && k < t->nincludes; k++) {
+		struct evtab *inc = ctx_find_table(ctx, t->includes[k]);
+		struct evtab *by = inc ? lacked_by(ctx, inc, name, depth + 1) : NULL;
+		if (by)
+			return by;
 	}
 	return NULL;
 }
@@ -156,6 +183,7 @@ static struct evtab_event *table_event(struct hpm_ctx *ctx, struct evtab *t, con
 static struct evtab_alias *table_alias(struct hpm_ctx *ctx, struct evtab *t, const char *name,
 				       int depth, struct evtab **owner)
 {
+	ctx_table_body(ctx, t);
 	for (int i = 0; i < t->naliases; i++)
 		if (streq_nocase(t->aliases[i].name, name)) {
 			*owner = t;
@@ -168,6 +196,39 @@ static struct evtab_alias *table_alias(struct hpm_ctx *ctx, struct evtab *t, con
 			return a;
 	}
 	return NULL;
+}
+
+/* An alias (a PAPI preset, a kernel's spelling) stands for an event of the core, a
+ * generic perf event, or another alias; one whose event the core lacks is unavailable
+ * (a preset inherited from the architectural table may name such an event). */
+static bool alias_available(struct hpm_ctx *ctx, struct evtab *t, const struct evtab_alias *a,
+			    int depth)
+{
+	struct evtab *owner;
+	if (names_is_generic(a->target) || find_pmu_sep(a->target))
+		return true;
+	if ((a->target[0] == 'r' || a->target[0] == 'R') && a->target[1] &&
+	    strspn(a->target + 1, "0123456789abcdefABCDEF") == strlen(a->target + 1))
+		return true;
+	if (evtab_find_event(ctx, t, a->target, 0, &owner))
+		return true;
+	struct evtab_alias *next = table_alias(ctx, t, a->target, 0, &owner);
+	return next && next != a && depth < 4 && alias_available(ctx, t, next, depth + 1);
+}
+
+static int alias_unavailable(struct hpm_ctx *ctx, struct evtab *t, const char *name,
+			     const struct evtab_alias *a)
+{
+	struct evtab *by = lacked_by(ctx, t, a->target, 0);
+	if (by)
+		return hpm__err(ctx, -ENOENT,
+				"'%s' is not available on %s: it stands for %s, which this core "
+				"does not implement (table %s lacks it; hpm list --pmu %s)",
+				name, t->pmu, a->target, by->pmu, t->pmu);
+	return hpm__err(ctx, -ENOENT,
+			"'%s' is not available on %s: it stands for %s, which is no event of "
+			"that table (hpm list --pmu %s)",
+			name, t->pmu, a->target, t->pmu);
 }
 
 /* The table bare names resolve in: HPM_PMU overrides detection. */
@@ -213,16 +274,20 @@ static int suggest_generic_cb(const struct hpm_event_info *info, void *arg)
 	return 0;
 }
 
-static void suggest_table(struct hpm_ctx *ctx, struct suggest *s, struct evtab *t, int depth)
+static void suggest_table(struct hpm_ctx *ctx, struct suggest *s, struct evtab *root,
+			  struct evtab *t, int depth)
 {
+	struct evtab *owner;
+	ctx_table_body(ctx, t);
 	for (int i = 0; i < t->nevents; i++)
-		suggest_add(s, t->events[i].name);
+		if (t == root || evtab_find_event(ctx, root, t->events[i].name, 0, &owner))
+			suggest_add(s, t->events[i].name);
 	for (int i = 0; i < t->naliases; i++)
 		suggest_add(s, t->aliases[i].name);
 	for (int k = 0; depth < 4 && k < t->nincludes; k++) {
 		struct evtab *inc = ctx_find_table(ctx, t->includes[k]);
 		if (inc)
-			suggest_table(ctx, s, inc, depth + 1);
+			suggest_table(ctx, s, root, inc, depth + 1);
 	}
 }
 
@@ -231,20 +296,35 @@ static int unknown_event(struct hpm_ctx *ctx, const char *name, struct evtab *ta
 	struct suggest s = { .want = name, .dist = { 99, 99, 99 } };
 	names_for_each_generic(suggest_generic_cb, &s);
 	if (tab)
-		suggest_table(ctx, &s, tab, 0);
-	/* exists on another PMU? */
+		suggest_table(ctx, &s, tab, tab, 0);
+	/* an event of the architecture this core does not implement */
+	struct evtab *by = tab ? lacked_by(ctx, tab, name, 0) : NULL;
+	if (by)
+		return hpm__err(ctx, -ENOENT,
+				"event '%s' is not implemented by this core (table %s lacks it; hpm "
+				"list --pmu %s shows what it has)",
+				name, by->pmu, tab->pmu);
+	/* exists on another PMU? name the first table that has it, and how many more do */
+	struct evtab *first = NULL;
+	int more = 0;
 	for (int i = 0; i < ctx->ntabs; i++) {
 		struct evtab *owner;
 		struct evtab *t = &ctx->tabs[i];
 		if (t == tab || !t->sources)
 			continue;
-		if (table_event(ctx, t, name, 3, &owner) || table_alias(ctx, t, name, 3, &owner))
-			return hpm__err(ctx, -ENOENT,
-					"event '%s' is not available on this PMU (%s); it belongs to "
-					"table '%s' (HPM_PMU=%s forces that table)",
-					name, tab ? tab->pmu : "no table for this CPU", owner->pmu,
-					owner->pmu);
+		if (evtab_find_event(ctx, t, name, 3, &owner) || table_alias(ctx, t, name, 3, &owner)) {
+			if (!first)
+				first = owner;
+			else if (owner != first)
+				more++;
+		}
 	}
+	if (first)
+		return hpm__err(ctx, -ENOENT,
+				"event '%s' is not available on this PMU (%s); it belongs to "
+				"table '%s'%s (HPM_PMU=%s forces that table)",
+				name, tab ? tab->pmu : "no table for this CPU", first->pmu,
+				more ? " and others" : "", first->pmu);
 	char sug[400] = "";
 	size_t len = strlen(name);
 	int limit = len < 6 ? 2 : (int)len / 3 + 1;
@@ -360,6 +440,9 @@ static int resolve_base(struct hpm_ctx *ctx, const char *base, struct resolved *
 	if (ret < 0)
 		return ret;
 	struct evtab *tab = active_table(ctx), *owner = NULL;
+	ret = ctx_table_body(ctx, tab);
+	if (ret < 0)
+		return ret;
 	const char *sep = find_pmu_sep(base);
 	if (sep) {
 		char pmu[64];
@@ -368,16 +451,18 @@ static int resolve_base(struct hpm_ctx *ctx, const char *base, struct resolved *
 		if (!t)
 			return hpm__err(ctx, -ENOENT, "no event table for PMU '%s' in '%s' (hpm list --pmus)",
 					pmu, base);
-		struct evtab_event *e = table_event(ctx, t, sep + 2, 0, &owner);
+		struct evtab_event *e = evtab_find_event(ctx, t, sep + 2, 0, &owner);
 		if (!e) {
 			struct evtab_alias *a = table_alias(ctx, t, sep + 2, 0, &owner);
+			if (a && !alias_available(ctx, t, a, 0))
+				return alias_unavailable(ctx, t, base, a);
 			if (a && depth < 4)
 				return resolve_depth(ctx, a->target, r, depth + 1);
 			return unknown_event(ctx, base, t);
 		}
 		/* a table of another CPU: its codes would count something else here */
 		struct evtab *o2;
-		if (!tab || table_event(ctx, tab, sep + 2, 0, &o2) != e)
+		if (!tab || evtab_find_event(ctx, tab, sep + 2, 0, &o2) != e)
 			return hpm__err(ctx, -ENODEV,
 					"event '%s' is for PMU '%s' but this CPU is %s (%s); "
 					"set HPM_PMU=%s if you know better",
@@ -387,12 +472,14 @@ static int resolve_base(struct hpm_ctx *ctx, const char *base, struct resolved *
 		return 0;
 	}
 	if (tab) {
-		struct evtab_event *e = table_event(ctx, tab, base, 0, &owner);
+		struct evtab_event *e = evtab_find_event(ctx, tab, base, 0, &owner);
 		if (e) {
 			fill(r, PERF_TYPE_RAW, e->code, e->name, owner->pmu, e->desc);
 			return 0;
 		}
 		struct evtab_alias *a = table_alias(ctx, tab, base, 0, &owner);
+		if (a && !alias_available(ctx, tab, a, 0))
+			return alias_unavailable(ctx, tab, base, a);
 		if (a && depth < 4) {
 			ret = resolve_depth(ctx, a->target, r, depth + 1);
 			return ret;
@@ -548,9 +635,19 @@ struct each_ctx {
 	void *arg;
 };
 
-static int each_table(struct hpm_ctx *ctx, struct evtab *t, hpm_event_cb cb, void *arg, int depth)
+/* What a table offers: its events and those of its includes that it does not lack,
+ * its aliases and the includes' it does not override, and no alias whose event the core
+ * lacks. root is the table listed, t the one being walked. */
+static int each_table(struct hpm_ctx *ctx, struct evtab *root, struct evtab *t, hpm_event_cb cb,
+		      void *arg, int depth)
 {
+	struct evtab *owner;
+	int ret = ctx_table_body(ctx, t);
+	if (ret < 0)
+		return ret;
 	for (int i = 0; i < t->nevents; i++) {
+		if (t != root && evtab_find_event(ctx, root, t->events[i].name, 0, &owner) != &t->events[i])
+			continue;
 		struct hpm_event_info info = { t->events[i].name, t->pmu, t->events[i].desc, NULL,
 					       PERF_TYPE_RAW, t->events[i].code };
 		int r = cb(&info, arg);
@@ -558,20 +655,37 @@ static int each_table(struct hpm_ctx *ctx, struct evtab *t, hpm_event_cb cb, voi
 			return r;
 	}
 	for (int i = 0; i < t->naliases; i++) {
+		struct evtab_alias *a = &t->aliases[i];
+		if (table_alias(ctx, root, a->name, 0, &owner) != a || !alias_available(ctx, root, a, 0))
+			continue;
+		/* the alias's event in the listed table, not in this CPU's: a listing of
+		 * another core's table shows that core's codes */
+		const struct evtab_alias *end = a;
+		struct evtab_event *ev = NULL;
+		for (int hop = 0; hop < 4 && !ev; hop++) {
+			ev = evtab_find_event(ctx, root, end->target, 0, &owner);
+			const struct evtab_alias *next =
+				ev ? NULL : table_alias(ctx, root, end->target, 0, &owner);
+			if (!next || next == end)
+				break;
+			end = next;
+		}
 		struct resolved rs;
 		char desc[160];
-		int ok = names_resolve(ctx, t->aliases[i].target, &rs) == 0;
-		snprintf(desc, sizeof(desc), "alias of %s%s%s", t->aliases[i].target,
-			 ok && rs.desc ? ": " : "", ok && rs.desc ? rs.desc : "");
-		struct hpm_event_info info = { t->aliases[i].name, t->pmu, desc, t->aliases[i].target,
-					       ok ? rs.attr.type : 0, ok ? rs.attr.config : 0 };
+		int ok = ev ? 1 : names_resolve(ctx, end->target, &rs) == 0;
+		const char *tdesc = ev ? ev->desc : ok ? rs.desc : NULL;
+		snprintf(desc, sizeof(desc), "alias of %s%s%s", a->target, tdesc ? ": " : "",
+			 tdesc ? tdesc : "");
+		struct hpm_event_info info = { a->name, t->pmu, desc, a->target,
+					       ev ? PERF_TYPE_RAW : ok ? rs.attr.type : 0,
+					       ev ? ev->code : ok ? rs.attr.config : 0 };
 		int r = cb(&info, arg);
 		if (r)
 			return r;
 	}
 	for (int k = 0; depth < 4 && k < t->nincludes; k++) {
 		struct evtab *inc = ctx_find_table(ctx, t->includes[k]);
-		int r = inc ? each_table(ctx, inc, cb, arg, depth + 1) : 0;
+		int r = inc ? each_table(ctx, root, inc, cb, arg, depth + 1) : 0;
 		if (r)
 			return r;
 	}
@@ -625,13 +739,13 @@ HPM_API int hpm_ctx__for_each_event(struct hpm_ctx *ctx, const char *pmu, hpm_ev
 			return hpm__err(ctx, -ENOENT, "no event table for PMU '%s'; known: %s", pmu,
 					known);
 		}
-		return cb ? each_table(ctx, t, cb, arg, 0) : 0;
+		return cb ? each_table(ctx, t, t, cb, arg, 0) : 0;
 	}
 	if (!cb)
 		return 0;
 	r = names_for_each_generic(cb, arg);
 	struct evtab *t = active_table(ctx);
 	if (!r && t)
-		r = each_table(ctx, t, cb, arg, 0);
+		r = each_table(ctx, t, t, cb, arg, 0);
 	return r;
 }

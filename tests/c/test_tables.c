@@ -141,10 +141,16 @@ static int each_pmu(const char *pmu, const char *title, const char *isa, void *a
 TEST(every_alias_and_metric_resolves)
 {
 	struct hpm_ctx *ctx;
-	int n = 0;
+	int n = 0, files = 0;
+	/* every embedded event table is listed (hand-written and generated alike) */
+	for (int i = 0; i < hpm_embedded_nfiles; i++) {
+		size_t l = strlen(hpm_embedded_files[i].name);
+		files += l > 4 && !strcmp(hpm_embedded_files[i].name + l - 4, ".evt");
+	}
 	hpm_ctx__new(&ctx);
 	CHECK_EQ_INT(hpm_ctx__for_each_pmu(ctx, each_pmu, &n), 0);
-	CHECK_EQ_INT(n, 8);
+	CHECK_EQ_INT(n, files);
+	CHECK(n >= 33);
 	hpm_ctx__delete(ctx);
 	unsetenv("HPM_PMU");
 	/* generic metrics under whatever this machine is */
@@ -191,11 +197,118 @@ TEST(parser_rejects_broken_files)
 				sizeof(err)),
 		     -EINVAL);
 	CHECK_CONTAINS(err, "cannot parse expression");
+	CHECK_EQ_INT(parse_text("format 1\npmu x\nsource s\nlacks\n", 'e', err, sizeof(err)),
+		     -EINVAL);
+	CHECK_CONTAINS(err, "x.evt:4: lacks needs event names");
+	CHECK_EQ_INT(parse_text("format 1\npmu x\nsource s\nlacks A b/c\n", 'e', err, sizeof(err)),
+		     -EINVAL);
+	CHECK_CONTAINS(err, "lacks: 'b/c' is not an event name");
 	/* a good one, with comments and CRLF */
 	CHECK_EQ_INT(parse_text("# c\r\nformat 1\r\npmu x # trailing\r\nsource manual\r\n"
 				"event A 0x10 first # not a comment\r\n",
 				'e', err, sizeof(err)),
 		     0);
+}
+
+static int lists_name(const struct hpm_event_info *info, void *arg)
+{
+	const char **want = arg;
+	if (*want && !strcasecmp(info->name, *want))
+		*want = NULL;
+	return 0;
+}
+
+static bool listed(struct hpm_ctx *ctx, const char *pmu, const char *name)
+{
+	const char *want = name;
+	hpm_ctx__for_each_event(ctx, pmu, lists_name, &want);
+	return want == NULL;
+}
+
+/* issue 16: a core table's 'lacks' hides the common events the core does not have, and a
+ * preset inherited from armv8_pmuv3 that names one is unavailable, not a wrong event */
+TEST(lacked_events_and_their_presets_are_unavailable)
+{
+	struct hpm_ctx *ctx;
+	struct hpm_event_info i;
+	setenv("HPM_PMU", "cortex_a72", 1);
+	hpm_ctx__new(&ctx);
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_RES_STL", &i), -ENOENT);
+	CHECK_CONTAINS(hpm_ctx__last_error(ctx),
+		       "'PAPI_RES_STL' is not available on cortex_a72: it stands for STALL_BACKEND, "
+		       "which this core does not implement");
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_STL_ICY", &i), -ENOENT);
+	CHECK_CONTAINS(hpm_ctx__last_error(ctx), "it stands for STALL,");
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "STALL", &i), -ENOENT);
+	CHECK_CONTAINS(hpm_ctx__last_error(ctx), "event 'STALL' is not implemented by this core");
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "cortex_a72::STALL_BACKEND", &i), -ENOENT);
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_TOT_CYC", &i), 0); /* still inherited */
+	CHECK_EQ_INT(i.config, 0x11);
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_BR_INS", &i), 0); /* the A72's own choice */
+	CHECK_EQ_INT(i.config, 0x12);
+	CHECK(!listed(ctx, "cortex_a72", "STALL") && !listed(ctx, "cortex_a72", "PAPI_STL_ICY"));
+	CHECK(listed(ctx, "cortex_a72", "CPU_CYCLES") && listed(ctx, "cortex_a72", "PAPI_TOT_CYC"));
+	hpm_ctx__delete(ctx);
+	setenv("HPM_PMU", "neoverse_n1", 1);
+	hpm_ctx__new(&ctx);
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_STL_ICY", &i), -ENOENT);
+	CHECK_CONTAINS(hpm_ctx__last_error(ctx), "not available on neoverse_n1: it stands for STALL,");
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_RES_STL", &i), 0); /* the N1 has STALL_BACKEND */
+	CHECK_EQ_INT(i.config, 0x24);
+	hpm_ctx__delete(ctx);
+	/* the architectural fallback keeps every common event and preset */
+	setenv("HPM_PMU", "armv8_pmuv3", 1);
+	hpm_ctx__new(&ctx);
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_STL_ICY", &i), 0);
+	CHECK_EQ_INT(i.config, 0x3c);
+	hpm_ctx__delete(ctx);
+	/* a generated table: Neoverse V1 has STALL, not LD_RETIRED (its preset uses LD_SPEC) */
+	setenv("HPM_PMU", "neoverse_v1", 1);
+	hpm_ctx__new(&ctx);
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_STL_ICY", &i), 0);
+	CHECK_EQ_INT(i.config, 0x3c);
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_LD_INS", &i), 0);
+	CHECK_EQ_INT(i.config, 0x70);
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "LD_RETIRED", &i), -ENOENT);
+	hpm_ctx__delete(ctx);
+	unsetenv("HPM_PMU");
+}
+
+/* issue 16: Linux's spellings (and the RISC-V PAPI fork's) name the same events */
+TEST(kernel_names_are_aliases)
+{
+	static const struct {
+		const char *pmu, *name;
+		uint64_t code;
+	} cases[] = {
+		{ "sifive_u74", "INTEGER_LOAD_RETIRED", 0x200 },
+		{ "sifive_u74", "INST_TLB_MISS", 0x802 },
+		{ "sifive_u74", "DATA_TLB_MISS", 0x1002 },
+		{ "sifive_u74", "ICACHE_RETIRED", 0x102 },
+		{ "sifive_u74", "INT_LOAD_RETIRED", 0x200 }, /* hpm's own name stays */
+		{ "thead_c910", "INST_BRANCH", 0x7 },
+		{ "thead_c910", "LL_CACHE_READ_MISS", 0x11 },
+		{ "thead_c910", "IFU_STALLED_CYCLE", 0x27 },
+		{ "thead_c910", "L2_CACHE_READ_MISS", 0x11 },
+		{ "andes_ax45", "dcache_miss", 0x51 },
+		{ "andes_ax45", "PAPI_L1_DCM", 0x51 },
+		{ "starfive_dubhe_80", "PAPI_BR_MSP", 0xb },
+		{ "starfive_dubhe_80", "FW_IPI_SENT", 0x8000000000000006ULL },
+	};
+	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct hpm_ctx *ctx;
+		struct hpm_event_info i;
+		setenv("HPM_PMU", cases[k].pmu, 1);
+		hpm_ctx__new(&ctx);
+		int r = hpm_ctx__resolve(ctx, cases[k].name, &i);
+		if (r)
+			printf("    %s::%s: %s\n", cases[k].pmu, cases[k].name, hpm_ctx__last_error(ctx));
+		CHECK_EQ_INT(r, 0);
+		CHECK_EQ_INT(i.config, cases[k].code);
+		CHECK_EQ_INT(i.type, PERF_TYPE_RAW);
+		hpm_ctx__delete(ctx);
+	}
+	unsetenv("HPM_PMU");
 }
 
 TEST(data_dir_override_reports_bad_file)
@@ -225,6 +338,16 @@ TEST(data_dir_override_reports_bad_file)
 	hpm_ctx__new(&ctx);
 	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "GOOD", &i), 0);
 	CHECK_EQ_INT(i.config, 0x11);
+	hpm_ctx__delete(ctx);
+	/* 'lacks' names an event of an included table: a typo is an error, not a no-op */
+	snprintf(path, sizeof(path), "%s/events/sub.evt", dir);
+	f = fopen(path, "w");
+	fputs("format 1\npmu sub\nsource test\ninclude mine\nlacks GOOD\nlacks GOOF\n", f);
+	fclose(f);
+	hpm_ctx__new(&ctx);
+	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "GOOD", &i), -EINVAL);
+	CHECK_CONTAINS(hpm_ctx__last_error(ctx),
+		       "table sub lacks GOOF, an event none of its included tables has");
 	hpm_ctx__delete(ctx);
 	unsetenv("HPM_DATA_DIR");
 	unsetenv("HPM_PMU");
