@@ -4,6 +4,8 @@
 #include <string.h>
 #include "cli.h"
 
+int cmd_papi_avail(int argc, char **argv); /* cmd_papi_avail.c */
+
 static const struct {
 	const char *name;
 	int (*fn)(int, char **);
@@ -15,13 +17,14 @@ static const struct {
 	{ "top", cmd_top, "the hottest functions, kernel and user, live (like perf top)" },
 	{ "report", cmd_report, "perf report's table and call graphs (runs hpmkit report)" },
 	{ "bench", cmd_bench, "cycle-exact microbenchmarks (copies, syscalls, latency)" },
+	{ "papi-avail", cmd_papi_avail, "PAPI preset events available here (as papi_avail)" },
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: hpm [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
 	for (unsigned i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-7s %s\n", cmds[i].name, cmds[i].what);
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].what);
 	fprintf(f, "\n'hpm COMMAND --help' shows a command's options and examples.\n"
 		   "Environment: HPM_PMU=table forces an event table, HPM_DATA_DIR=dir reads\n"
 		   "tables from dir/events and dir/metrics instead of the built-in copies.\n");
