@@ -56,7 +56,9 @@ def test_ratio_normalised_by_run_total_and_cpi():
     assert all(r.ratio["cycles"] == pytest.approx(1.3, rel=1e-9) for r in raw.rows if r.group.kind == "exact")
 
 
-def test_score_is_rate_times_share_times_ratio():
+def test_score_is_rate_times_share_times_ratio_lower_bound():
+    """score = outlier rate x share of A's work x the ratio's lower 95 % bound (a thin
+    context's noisy ratio cannot outrank a well-measured one on its point estimate)."""
     a, b = tables(seed=1, slow={"__asm_copy_to_user": 3.0})
     res = _run(a, b)
     top = res.ranked[0]
@@ -64,7 +66,8 @@ def test_score_is_rate_times_share_times_ratio():
     for m in res.metrics:
         if m in top.anomalous:
             share = top.a[1 if m in ("cycles", "cpi") else 2] / res.a.totals["pipe"][1 if m in ("cycles", "cpi") else 2]
-            assert top.parts[m] == pytest.approx(top.rate[m] * share * top.ratio[m])
+            assert top.parts[m] == pytest.approx(top.rate[m] * share * top.ci(m)[0])
+            assert top.ci(m)[0] < top.ratio[m]
             total += top.parts[m]
         else:
             assert top.parts[m] == 0

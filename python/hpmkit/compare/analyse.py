@@ -306,7 +306,10 @@ def run(a: Contexts, b: Contexts, opts: Options | None = None, progress=None) ->
                 r.noise.append(m)
                 within_noise += 1
                 flagged = False
-            part = r.rate[m] * prop * r.ratio[m] if flagged else 0.0
+            # the ratio enters the score at its lower 95 % bound: ranked on a point estimate,
+            # a thin context's noisy high ratio outranks well-measured ones and the top of the
+            # ranking overstates its ratios (the winner's curse; measured against exact counts)
+            part = r.rate[m] * prop * r.ci(m)[0] if flagged else 0.0
             if part > 0:
                 r.anomalous.append(m)
             r.parts[m] = part
