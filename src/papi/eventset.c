@@ -177,7 +177,7 @@ static int open_error(int r, const char *call)
  * scheduled whole ({...}), then every software event in a group of its own.
  * Software events never compete for counters, and a clock event (task-clock,
  * cpu-clock) that is the sibling in a group stops counting after the first
- * group disable/enable on Linux 6.x, so they stay leaders. A multiplexed set
+ * group disable/enable (PERF_IOC_FLAG_GROUP, Linux 6.18), so they stay leaders. A multiplexed set
  * puts every event in a group of its own, as PAPI does: the kernel then
  * rotates single events, and no event waits for a whole group to fit (in the
  * lab, a group that fits alone was never scheduled beside a second group). */

@@ -58,8 +58,10 @@ def examples() -> Path:
     tmp = CACHE / f"unpack-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], check=True)
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    try:
+        tmp.rename(out)  # whole or not at all; another test run may have been first
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
     return out / EXAMPLES
 
 

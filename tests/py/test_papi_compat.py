@@ -241,13 +241,19 @@ def examples():
         pytest.fail(str(e))
 
 
-def _native_build(kind: str):
+@pytest.fixture(scope="module")
+def ctest_dir(tmp_path_factory):
+    """Where this test run builds PAPI's tests (its own: concurrent runs do not collide)."""
+    return tmp_path_factory.mktemp("papi-ctests")
+
+
+def _native_build(kind: str, where: Path):
     if kind == "hpm":
         lib = require(SO)
         return pc.build("native-hpm", "gcc", [lib], [f"-Wl,-rpath,{lib.parent}", "-pthread", "-lm"],
-                        BUILD / "papi-ctests" / "native", INCLUDE)
+                        where / "native", INCLUDE)
     return pc.build("native-debian", "gcc", [Path("-lpapi")], ["-pthread", "-lm"],
-                    BUILD / "papi-ctests" / "native-debian", None)
+                    where / "native-debian", None)
 
 
 def _runnable(ex, b):
@@ -256,8 +262,8 @@ def _runnable(ex, b):
 
 
 @pytest.fixture(scope="module")
-def native_results(examples):
-    b = _native_build("hpm")
+def native_results(examples, ctest_dir):
+    b = _native_build("hpm", ctest_dir)
     return b, pc.run_native(b, _runnable(examples, b))
 
 
@@ -284,10 +290,10 @@ def test_ctests_run_natively(examples, native_results):
         assert status[n] == "PASSED", (n, res[n][1][-600:])
 
 
-def test_ctests_debian_papi_passes_no_test_libhpm_papi_fails(examples, native_results):
+def test_ctests_debian_papi_passes_no_test_libhpm_papi_fails(examples, native_results, ctest_dir):
     """Debian's libpapi runs the same programs here: whatever it passes, libhpm-papi passes."""
     _, ours = native_results
-    b = _native_build("debian")
+    b = _native_build("debian", ctest_dir)
     theirs = pc.run_native(b, [n for n in _runnable(examples, b) if n in ours])
     worse = [n for n, (s, _) in theirs.items() if s == "PASSED" and ours[n][0] != "PASSED"]
     assert not worse, {n: ours[n][1][-400:] for n in worse}
@@ -329,6 +335,16 @@ def test_lab_counts_equal_libhpm_exactly(arch):
     print(f"{arch}: start..stop around the loop: libhpm-papi {ins[0]}, libhpm {ins[1]} instructions")
 
 
+def test_lab_api_semantics_and_rates(arch):
+    """The native semantics checks in the guest, where PAPI_ipc has its events: the rate
+    calls start, step and report instructions and IPC."""
+    res = lab(arch, "papi-check", "api")
+    out = res.stdout.decode()
+    assert res.status == 0 and "failures 0" in out, out
+    for check in ("ipc-start", "ipc-step", "ipc-values", "rate-stop", "lc-accum-adds-15-to-100"):
+        assert f"ok {check}\n" in out
+
+
 def test_lab_papi_ecnflct_when_counters_run_out():
     """Adding hardware events one by one: the one that does not fit beside the others is
     refused with PAPI_ECNFLCT, at the counter count PAPI_num_hwctrs measured; the set keeps
@@ -359,12 +375,12 @@ def test_lab_papi_avail_counts_hardware_presets(arch):
     assert re.search(r"^PAPI_TOT_CYC\s+0x8000003b\s+Yes", out, re.M)
 
 
-def _lab_build(arch):
+def _lab_build(arch, where: Path):
+    from hpmkit.lab import guest
     a = BUILD / arch / "lib"
-    if not (a / "libhpm-papi.a").exists():
-        subprocess.run(["make", "-s", "-C", str(ROOT), f"cross-{arch}"], check=True)
+    guest.guest_binaries(arch)  # the guest's cross build (make cross-ARCH, under the lab's lock)
     return pc.build(arch, f"{arch}-linux-gnu-gcc", [a / "libhpm-papi.a", a / "libhpm.a"],
-                    ["-static", "-pthread", "-lm"], BUILD / "papi-ctests" / arch, INCLUDE)
+                    ["-static", "-pthread", "-lm"], where / arch, INCLUDE)
 
 
 def golden_lab():
@@ -383,11 +399,11 @@ HEAVY_IN_LAB = {"multiplex1", "multiplex1_pthreads", "multiplex3_pthreads", "kuf
                 "sdsc-mpx", "sdsc4-mpx", "second", "clockres_pthreads"}
 
 
-def test_lab_ctests(examples, arch):
+def test_lab_ctests(examples, arch, ctest_dir):
     """PAPI's ctests, built unchanged and static for the guest, run in the lab with its
     hardware counters: every result as recorded in tests/data/papi/ctests-lab.tsv (the lab
     is deterministic), and nothing crashes or hangs."""
-    b = _lab_build(arch)
+    b = _lab_build(arch, ctest_dir)
     assert not b.other, b.other
     assert set(b.missing) == NEEDS_MISSING
     names = _runnable(examples, b)
