@@ -110,7 +110,7 @@ def add_parser(sub, raw_formatter) -> None:
                     help="precise: in-emulator sampling on retired instructions (default); "
                     "interrupt: hpm record in the guest on cpu-clock (skewed: docs/pes.md)")
     su.add_argument("-c", "--period", type=int, default=None,
-                    help="sampling period (default 20000 instructions precise, 100000 ns "
+                    help="sampling period (default 10000 instructions precise, 100000 ns "
                     "interrupt)")
     su.add_argument("--reimport", action="store_true",
                     help="make the profiles from perf.data files already in the raw folder "
