@@ -6,7 +6,9 @@
  *
  * hpmkit is looked for in this order: $HPMKIT, beside this binary (an install puts both
  * in one bin/), the source tree's .venv (build/bin/hpm -> ../../.venv/bin/hpmkit), PATH. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
