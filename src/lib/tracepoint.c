@@ -229,7 +229,7 @@ int tracepoint_for_each(struct hpm_ctx *ctx, const char *glob,
 			break;
 	}
 	closedir(d);
-	if (!ret)
+	if (!ret && n) /* no match: names is NULL, which qsort must not get (UBSan, fuzzing) */
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		if (!ret) {

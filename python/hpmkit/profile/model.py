@@ -111,6 +111,14 @@ class Profile:
         except json.JSONDecodeError as e:
             raise FormatError(d / "meta.json", f"line {e.lineno}: invalid JSON",
                               "re-import the recording") from e
+        except (UnicodeDecodeError, RecursionError) as e:  # not UTF-8; nested too deep to parse
+            raise FormatError(d / "meta.json", f"not a JSON text this reader takes ({type(e).__name__})",
+                              "re-import the recording") from e
+        except OSError as e:
+            raise ReadError(d / "meta.json", f"cannot read: {e.strerror or e}") from e
+        from .validate import check_meta, check_tables
+        if not isinstance(meta, dict):
+            raise FormatError(d / "meta.json", "is not a JSON object", "re-import the recording")
         if meta.get("format") != FORMAT or meta.get("version") != VERSION:
             raise FormatError(d / "meta.json", f"format {meta.get('format')!r} version "
                               f"{meta.get('version')!r}, this hpmkit reads {FORMAT} {VERSION}",
@@ -122,6 +130,8 @@ class Profile:
             except (OSError, pa.ArrowInvalid) as e:
                 raise FormatError(d / f"{name}.parquet", f"cannot read: {e}",
                                   "re-import the recording") from e
+        check_meta(meta, d / "meta.json")
+        check_tables(*tables, d)
         return cls(meta, *tables)
 
     # -- queries -------------------------------------------------------------------------
@@ -161,12 +171,12 @@ class Profile:
             t = pa.table({"stack_id": s.column("stack_id"), "weight": w})
         elif VALUE_PREFIX + by in s.column_names:
             t = pa.table({"stack_id": s.column("stack_id"),
-                          "weight": pc.cast(s.column(VALUE_PREFIX + by), pa.int64())})
+                          "weight": self._int64(s.column(VALUE_PREFIX + by), VALUE_PREFIX + by)})
         elif by in self.event_names():
             mask = pc.equal(s.column("event"), by)
             sub = s.filter(mask)
             t = pa.table({"stack_id": sub.column("stack_id"),
-                          "weight": pc.cast(sub.column("period"), pa.int64())})
+                          "weight": self._int64(sub.column("period"), "period")})
         else:
             from ..errors import UsageError
             have = ["samples", *self.event_names(),
@@ -176,6 +186,16 @@ class Profile:
         g = t.group_by("stack_id").aggregate([("weight", "sum")])
         g = pa.table({"stack_id": g.column("stack_id"), "weight": g.column("weight_sum")})
         return g.sort_by("stack_id")
+
+    def _int64(self, col, name: str):
+        """Weights as int64; a value above 2^63 - 1 (no real count or period is, a damaged
+        recording's can be: found by fuzzing) is an error naming the column, not a crash."""
+        try:
+            return pc.cast(col, pa.int64())
+        except pa.ArrowInvalid:
+            big = pc.max(col).as_py()
+            raise FormatError(self.meta["source"]["path"], f"column '{name}' holds {big}, above 2^63 - 1 "
+                              "(a damaged recording)", "re-record, or weight by samples (--by samples)") from None
 
     def nkernel(self) -> dict[int, int]:
         return dict(zip(self.stacks.column("stack_id").to_pylist(),

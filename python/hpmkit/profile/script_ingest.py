@@ -108,6 +108,18 @@ def _ns(t: str) -> int:
     return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
 
 
+# the sample columns' types (model.SAMPLES_SCHEMA): pid, tid, cpu int32; time, period uint64
+_RANGES = (("pid", 1, -(1 << 31), 1 << 31), ("tid", 2, -(1 << 31), 1 << 31), ("cpu", 3, -(1 << 31), 1 << 31),
+           ("time", 4, 0, 1 << 64), ("period", 5, 0, 1 << 64))
+
+
+def _out_of_range(cur: tuple) -> str | None:
+    for name, i, lo, hi in _RANGES:
+        if cur[i] is not None and not lo <= cur[i] < hi:
+            return f"{name} {cur[i]} is out of range"
+    return None
+
+
 def _parse_event_line(val: str) -> dict:
     ev: dict = {}
     m = re.search(r"name = ([^,]+)", val)
@@ -184,7 +196,7 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
                     elif k == "arch":
                         meta["isa"] = normalise_isa(v)
                     elif k == "nrcpus online":
-                        meta["nrcpus"] = int(v) if v.isdigit() else None
+                        meta["nrcpus"] = int(v) if v.isascii() and v.isdigit() else None
                     elif k == "cpudesc":
                         meta["cpudesc"] = v
                     elif k == "cmdline":
@@ -218,6 +230,9 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
                        int(m.group("cpu")) if m.group("cpu") else None,
                        _ns(m.group("time")) if m.group("time") else None,
                        int(m.group("period")) if m.group("period") else None, ev)
+                why = _out_of_range(cur)
+                if why:
+                    raise bad(lineno, s, why)
                 rest = m.group("rest")
                 if rest:
                     fr = parse_frame(rest)
@@ -253,7 +268,10 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
                 c["cpu"].append(None); c["time"].append(None); c["period"].append(None)
                 c["event"].append("samples")
                 c["stack_id"].append(b.stack(fids, ks))
-                folded_counts.append(int(m.group("count")))
+                n = int(m.group("count"))
+                if n > MAX_FOLDED_ROWS:
+                    raise bad(lineno, s, f"a count above {MAX_FOLDED_ROWS:,} samples")
+                folded_counts.append(n)
                 continue
             raise bad(lineno, s, "not a perf script sample header, stack line or folded stack"
                       if mode is None else f"line does not fit the {mode} format of this file")
@@ -335,7 +353,10 @@ def parse_frame(text: str) -> tuple[int, str | None, str | None] | None:
                 sym, dso = body[:k].rstrip(), body[k + 2:-1]
     if not sym and dso is None and body:
         return None
-    return int(m.group("addr"), 16), sym or None, dso
+    addr = int(m.group("addr"), 16)
+    if addr >> 64:
+        return None     # not an address of a 64-bit machine: a column of something else
+    return addr, sym or None, dso
 
 
 def frames_add(b: "_Builder", frame: tuple, frames: list[int], kern: list[bool]) -> None:
@@ -345,7 +366,7 @@ def frames_add(b: "_Builder", frame: tuple, frames: list[int], kern: list[bool])
         sym = None
     elif sym:
         om = OFF_RE.match(sym)
-        if om:
+        if om and not int(om.group("off"), 16) >> 64:
             sym, off = om.group("sym"), int(om.group("off"), 16)
     k = _is_kernel(dso, addr)
     frames.append(b.frame(addr, sym, off, dso, k))
