@@ -33,7 +33,9 @@ if [ "${1:-}" = --merge ]; then
 		# C inputs are cut to 4 KiB (the tables and record streams keep nearly all their coverage
 		# and the repository stays small), perf.data files keep up to 64 KiB (their sections)
 		case "$C_TARGETS" in *" $t "*) len=${MERGE_MAX_LEN:-4096} ;; *) len=${MERGE_MAX_LEN:-65536} ;; esac
-		$(engine "$t") -merge=1 -max_len="$len" -rss_limit_mb=4096 -timeout=30 "$(kept "$t")" "$B/corpus/$t" \
+		mkdir -p "$B/findings/$t"
+		$(engine "$t") -merge=1 -max_len="$len" -rss_limit_mb=4096 -timeout=30 \
+			-artifact_prefix="$B/findings/$t/" "$(kept "$t")" "$B/corpus/$t" \
 			>"$B/logs/$t.merge.log" 2>&1
 		echo "$t: $(ls "$(kept "$t")" | wc -l) inputs kept in $(kept "$t") ($(du -sh "$(kept "$t")" | cut -f1))"
 	done
