@@ -13,6 +13,7 @@
  * tables are refused with a message); memory errors, hangs and empty error messages are not.
  */
 #include <errno.h>
+#include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +68,26 @@ static void remove_dir(void)
 	rmdir(dir);
 }
 
+/* libFuzzer ends its processes with _exit (no atexit): folders of processes gone go now */
+static void remove_stale(void)
+{
+	glob_t g;
+	if (glob("/tmp/hpm-evtab-fuzz.*", 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/%s", strrchr(g.gl_pathv[i], '.') + 1);
+		if (access(proc, F_OK)) {
+			snprintf(dir, sizeof(dir), "%s", g.gl_pathv[i]);
+			remove_dir();
+		}
+	}
+	globfree(&g);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	remove_stale();
 	atexit(remove_dir); /* each input's files are removed after it; the folders at exit */
 	snprintf(dir, sizeof(dir), "/tmp/hpm-evtab-fuzz.%d", (int)getpid());
 	char p[128];
