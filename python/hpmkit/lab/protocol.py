@@ -53,34 +53,14 @@ def parse(console: str, arch: str) -> GuestResult:
         if not m:
             continue
         kind, arg = m.group(1), m.group(2) or ""
-        if kind == "BEGIN":
-            begun = True
-        elif kind == "STATUS":
-            res.status = int(arg)
-        elif kind == "EXECFAIL":
-            res.exec_errno = int(arg)
-        elif kind == "WARN":
-            res.warnings.append(arg)
-        elif kind == "FILE":
-            name, size, crc = arg.rsplit(" ", 2)
-            chunks = []
-            while i < len(lines) and "@@HPMLAB END@@" not in lines[i]:
-                chunks.append(lines[i].strip())
-                i += 1
-            if i == len(lines):
-                raise LabError(f"{arch} guest: transfer of '{name}' was cut off "
-                               f"(console ended: {_console_tail(console)})")
-            i += 1
-            try:
-                data = base64.b64decode("".join(chunks), validate=True)
-            except (binascii.Error, ValueError):
-                data = b""
-            if len(data) != int(size) or zlib.crc32(data) != int(crc, 16):
-                raise LabError(f"{arch} guest: '{name}' arrived damaged ({len(data)} of {size} "
-                               "bytes or a CRC mismatch: console noise during the transfer); rerun")
-            res.files[name] = data
-        elif kind == "DONE":
-            res.done = True
+        begun = begun or kind == "BEGIN"
+        try:
+            i = _marker(res, kind, arg, lines, i, arch, console)
+        except ValueError:
+            # console noise inside a marker line (a status that is no number, a FILE line
+            # without its size or CRC): a damaged result, said as one, never a traceback
+            raise LabError(f"{arch} guest: a damaged result line ({lines[i - 1].strip()[:80]!r}): "
+                           "console noise during the report; rerun") from None
     if not begun:
         panic = next((l.strip() for l in lines if "Kernel panic" in l), None)
         if panic:
@@ -90,3 +70,35 @@ def parse(console: str, arch: str) -> GuestResult:
         raise LabError(f"{arch} guest stopped before reporting its result "
                        f"(console: {_console_tail(console)})")
     return res
+
+
+def _marker(res: GuestResult, kind: str, arg: str, lines: list[str], i: int, arch: str,
+            console: str) -> int:
+    """One marker line into res; returns the index of the next line to read."""
+    if kind == "STATUS":
+        res.status = int(arg)
+    elif kind == "EXECFAIL":
+        res.exec_errno = int(arg)
+    elif kind == "WARN":
+        res.warnings.append(arg)
+    elif kind == "FILE":
+        name, size, crc = arg.rsplit(" ", 2)
+        chunks = []
+        while i < len(lines) and "@@HPMLAB END@@" not in lines[i]:
+            chunks.append(lines[i].strip())
+            i += 1
+        if i == len(lines):
+            raise LabError(f"{arch} guest: transfer of '{name}' was cut off "
+                           f"(console ended: {_console_tail(console)})")
+        i += 1
+        try:
+            data = base64.b64decode("".join(chunks), validate=True)
+        except (binascii.Error, ValueError):
+            data = b""
+        if len(data) != int(size) or zlib.crc32(data) != int(crc, 16):
+            raise LabError(f"{arch} guest: '{name}' arrived damaged ({len(data)} of {size} "
+                           "bytes or a CRC mismatch: console noise during the transfer); rerun")
+        res.files[name] = data
+    elif kind == "DONE":
+        res.done = True
+    return i
