@@ -17,7 +17,8 @@ KSUITE = BUILD / "bin" / "ksuite"
 ARCHES = ["riscv64", "aarch64"]
 NAMES = ["pipe", "ctxswitch", "futex", "sem-sysv", "sem-posix", "signals", "fork", "exec",
          "vfork", "posix-spawn", "mmap", "mprotect", "pagefault", "syscalls", "copy-pipe",
-         "copy-file", "sendfile", "fd-alloc", "poll", "path"]
+         "copy-file", "sendfile", "fd-alloc", "poll", "path", "unix-stream", "udp-loopback",
+         "tcp-loopback"]
 EXEC_NAMES = {"exec", "vfork", "posix-spawn"}
 TRUTH = ROOT / "data" / "compare" / "known-riscv64-slower.tsv"
 
@@ -52,7 +53,7 @@ def test_help_has_examples():
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["nosuch"], "ksuite: unknown workload 'nosuch' (`ksuite list` shows the 20 names)"),
+    (["nosuch"], "ksuite: unknown workload 'nosuch' (`ksuite list` shows the 23 names)"),
     (["pipe", "0"], "ksuite: bad iteration count '0' for pipe (a positive integer)"),
     (["pipe", "-3"], "ksuite: bad iteration count '-3' for pipe (a positive integer)"),
     (["pipe", "12x"], "ksuite: bad iteration count '12x' for pipe (a positive integer)"),
