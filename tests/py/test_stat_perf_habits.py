@@ -191,7 +191,9 @@ def test_delay_skips_the_start_like_perf():
         "Events disabled", "Events enabled"]
     o = int(csv_lines(ours.stderr)[-1].split(",")[0])
     t = int(csv_lines(theirs.stderr)[-1].split(",")[0])
-    assert o == t and 3000 <= o < 3300
+    # two separate runs of the shell: hpm's and perf's agree to a page or two (seen: 3050 vs
+    # 3051, a fault of sleep's exit landing after the delay in one of them)
+    assert abs(o - t) <= 2 and 3000 <= o < 3300
 
 
 # ---- --no-big-num, -B ----
