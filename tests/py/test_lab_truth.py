@@ -149,3 +149,12 @@ def test_timer_driven_workload_keeps_its_own_samples(tmp_path, arch):
     # change and the stack change are charged to the woken task with the idle task's chain
     assert len(in_idle) <= 0.02 * n
     assert set(prof.samples.column("comm").to_pylist()) == {"hpm-truth"}
+
+
+def test_record_of_a_missing_command_exits_127_and_writes_nothing(tmp_path):
+    from conftest import run
+    out = tmp_path / "o"
+    p = run([ROOT / ".venv" / "bin" / "hpmkit", "lab", "record", "--arch", "riscv64", "-o", out,
+             "--", "no-such-cmd"], timeout=300)
+    assert p.returncode == 127 and "Traceback" not in p.stderr, p.stderr
+    assert not any(out.glob("*.perf.data")) and not any(out.glob("*.hpmprof"))

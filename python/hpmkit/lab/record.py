@@ -12,6 +12,7 @@ children only: the guest's init, idle and kernel threads are counted and left ou
 """
 from __future__ import annotations
 
+import errno
 import os
 import struct
 import subprocess
@@ -137,8 +138,13 @@ def record(arch: str, argv: list[str], out: Path, opts: Options) -> Recording:
     res = guest.run(arch, argv, timeout=opts.timeout, add=added, plugin=",".join(args),
                     env=opts.env)
     if res.exec_errno is not None:
-        raise LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
+        # nothing was recorded of the command: leave no output that looks like a recording
+        data.unlink(missing_ok=True)
+        raw_exact.unlink(missing_ok=True)
+        err = LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
                        f"(the guest's PATH is /bin: hpmkit's tools and --add files)")
+        err.exit_code = 127 if res.exec_errno == errno.ENOENT else 126
+        raise err
     if not data.is_file():
         raise LabError(f"{arch}: the sampler wrote no {data.name} (QEMU's messages: "
                        f"{' | '.join(res.warnings[-3:]) or 'none'})")
