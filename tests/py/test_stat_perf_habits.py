@@ -81,7 +81,9 @@ def test_interval_counts_add_up_to_perfs_total():
     assert all(re.fullmatch(r" *\d+\.\d{9}", f[0]) and len(f[0]) == 16 for f in fields)
     assert all(f[3] == "page-faults" and len(f) == 9 for f in fields)
     counts = [int(f[1]) for f in fields if f[1] != "<not counted>"]
-    assert sum(counts) == total
+    # two separate runs of the same program: under load they differ by a page fault or two
+    # (seen in CI: 20,050 vs 20,051), so exact equality would test the machine, not hpm
+    assert abs(sum(counts) - total) <= 2, (counts, total)
     times = [float(f[0]) for f in fields]
     assert times == sorted(times)
 
