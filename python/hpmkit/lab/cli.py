@@ -40,6 +40,17 @@ counted and left out of the profile (the perf.data keeps them). Exit status: COM
 """
 
 
+def _scale_flags(p, what: str) -> None:
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help=f"{what} at once on this machine (default: one per core, "
+                   f"{os.cpu_count() or 1} here); each is one QEMU process")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run the recordings on the Dask cluster whose scheduler is at ADDRESS "
+                   "(tcp://host:8786; pip install 'hpmkit[cluster]'); kernels, sampler and "
+                   "guest binaries are shipped to the workers and checked by hash. Profiles "
+                   "are made here, the same as a local run's. docs/scale-out.md")
+
+
 def add_parser(sub, raw_formatter) -> None:
     lab = sub.add_parser("lab", help="run commands in riscv64/aarch64 Linux guests under QEMU",
                          description="Real riscv64 and aarch64 kernels under QEMU with exact, "
@@ -89,6 +100,7 @@ def add_parser(sub, raw_formatter) -> None:
     rec.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                      help="set an environment variable for the command")
     rec.add_argument("--timeout", type=float, default=600, help="seconds before the guest is killed")
+    _scale_flags(rec, "with --arch both: record both ISAs")
     rec.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     rec.set_defaults(run=_record)
     su = ls.add_parser("suite", help="record the ksuite workloads on both ISAs as profiles",
@@ -98,7 +110,11 @@ def add_parser(sub, raw_formatter) -> None:
                        "record'), and save it as OUT/<arch>/<workload>.hpmprof. This is how "
                        "examples/lab-suite, the data of 'hpmkit compare', is made.",
                        epilog="examples:\n  hpmkit lab suite --arch both --out examples/lab-suite\n"
-                       "  hpmkit lab suite --arch riscv64 --workload pipe --out /tmp/s\n",
+                       "  hpmkit lab suite --arch riscv64 --workload pipe --out /tmp/s\n"
+                       "  hpmkit lab suite --arch both -j 2 --out /tmp/s      (two guests at once)\n"
+                       "  hpmkit lab suite --arch both --cluster tcp://sched:8786 --out /tmp/s\n"
+                       "\nA run that fails is retried once, then named with its worker; the "
+                       "others are kept\nand the exit status is 1.\n",
                        formatter_class=raw_formatter)
     su.add_argument("--arch", choices=[*guest.ARCHES, "both"], required=True)
     su.add_argument("--out", required=True, help="folder for <arch>/<workload>.hpmprof")
@@ -115,6 +131,8 @@ def add_parser(sub, raw_formatter) -> None:
     su.add_argument("--reimport", action="store_true",
                     help="make the profiles from perf.data files already in the raw folder "
                     "(record only the missing ones)")
+    _scale_flags(su, "record this many workloads")
+    su.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     su.set_defaults(run=_suite)
     p = ls.add_parser("prepare", help="prepare (build or download) the kernels")
     p.add_argument("--arch", choices=[*guest.ARCHES, "both"], required=True)
@@ -141,23 +159,36 @@ def _env(items: list[str]) -> dict[str, str]:
 
 def _record(args) -> int:
     from . import record
+    from .executor import run_jobs
+    from .jobs import make_bundle
     argv = _argv(args)
     opts = record.Options(event=args.event, period=args.period, seed=args.seed,
                           exact=args.exact, comms=args.comm, add=args.add,
                           timeout=args.timeout, env=_env(args.env))
-    rc = 0
-    for arch in _arches(args.arch):
+    arches = _arches(args.arch)
+    jobs = [record.make_job(arch, argv, opts, key=arch) for arch in arches]
+    for arch in arches:
         record.progress(f"{arch}: {' '.join(argv)} (event {opts.event}, period {opts.period})")
-        r = record.record(arch, argv, args.out, opts)
-        sys.stdout.write(r.stdout.decode(errors="replace"))
+    bundles = {arch: make_bundle(arch) for arch in arches}
+    # the command's own output and status are the answer here, so a nonzero exit is not a
+    # failed run; a guest that cannot run the command is (cannot run it on a retry either)
+    res = run_jobs(jobs, bundles, lambda j, r: (j, r), workers=args.jobs,
+                   cluster=args.cluster, label="lab record", quiet=True)
+    for key, msg in res.failed.items():
+        raise LabError(f"{key}: {msg}")
+    rc = 0
+    for arch in arches:
+        job, r = res.done[arch]
+        rec = record.finish(job, r, args.out, opts)
+        sys.stdout.write(rec.stdout.decode(errors="replace"))
         sys.stdout.flush()
-        sys.stderr.write(r.stderr.decode(errors="replace"))
-        notes = "; ".join(f"{v} {k}" for k, v in r.skipped.items())
-        record.progress(f"{arch}: exit status {r.status}; {r.kept} samples in {r.profile}"
+        sys.stderr.write(rec.stderr.decode(errors="replace"))
+        notes = "; ".join(f"{v} {k}" for k, v in rec.skipped.items())
+        record.progress(f"{arch}: exit status {rec.status}; {rec.kept} samples in {rec.profile}"
                         + (f" (left out: {notes})" if notes else ""))
-        if r.exact:
-            record.progress(f"{arch}: exact counts per function in {r.exact}")
-        rc = rc or r.status
+        if rec.exact:
+            record.progress(f"{arch}: exact counts per function in {rec.exact}")
+        rc = rc or rec.status
     return rc
 
 
@@ -167,9 +198,17 @@ def _arches(a: str) -> list[str]:
 
 def _suite(args) -> int:
     from . import suite
+    if args.jobs is not None and args.jobs < 1:
+        raise LabError(f"-j wants a number of jobs of at least 1, got {args.jobs}")
+    known = suite.workloads()
+    bad = [w for w in args.workload or [] if w not in known]
+    if bad:
+        raise LabError(f"unknown workload{'s' if len(bad) > 1 else ''} {', '.join(bad)} "
+                       f"(ksuite has: {' '.join(known)})")
     paths = suite.record_suite(_arches(args.arch), Path(args.out), args.workload,
                                Path(args.raw) if args.raw else None, period=args.period,
-                               reuse_raw=args.reimport, sampler=args.sampler)
+                               reuse_raw=args.reimport, sampler=args.sampler, jobs=args.jobs,
+                               cluster=args.cluster, quiet=args.quiet)
     print(f"lab suite: {len(paths)} profile(s) in {args.out}/", file=sys.stderr)
     return 0
 

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,7 +153,13 @@ def _read_binaries(build: Path) -> dict[str, bytes]:
 
 def initramfs(arch: str, argv: list[str], sysctls: dict[str, str] | None = None,
               env: dict[str, str] | None = None, add: dict[str, bytes] | None = None) -> bytes:
-    files = guest_binaries(arch)
+    return pack_initramfs(guest_binaries(arch), argv, sysctls, env, add)
+
+
+def pack_initramfs(base: dict[str, bytes], argv: list[str], sysctls: dict[str, str] | None = None,
+                   env: dict[str, str] | None = None, add: dict[str, bytes] | None = None) -> bytes:
+    """The guest's root: base (guest_binaries), the user's files (add) and the command."""
+    files = dict(base)
     for name, data in (add or {}).items():
         if name in files:
             raise LabError(f"--add: {name} is already in the guest (one of hpmkit's own); "
@@ -172,18 +179,38 @@ def run(arch: str, argv: list[str], timeout: float = 300, sysctls: dict[str, str
         add: dict[str, bytes] | None = None, plugin: str | None = None) -> GuestResult:
     """Boot, run argv, return its result. add: extra guest files (added_files); plugin: a
     TCG plugin argument for QEMU's -plugin ("path.so,arg=val,...")."""
-    if arch not in MACHINES:
-        raise LabError(f"unknown lab arch '{arch}' (choose {', '.join(ARCHES)} or both)")
+    check_arch(arch)
     if not argv:
         raise LabError("no command to run in the guest")
+    check_qemu(arch)
+    k = kernel(arch)
+    return boot(arch, k, initramfs(arch, argv, sysctls, env, add), timeout, console_log, plugin)
+
+
+def check_arch(arch: str) -> None:
+    if arch not in MACHINES:
+        raise LabError(f"unknown lab arch '{arch}' (choose {', '.join(ARCHES)} or both)")
+
+
+def check_qemu(arch: str) -> None:
     m = MACHINES[arch]
     if not shutil.which(m.qemu):
         raise LabError(f"{m.qemu} is not installed: run scripts/setup.sh (it installs QEMU)")
-    k = kernel(arch)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    rd = CACHE / f"initramfs-{arch}-{os.getpid()}.cpio"
-    rd.write_bytes(initramfs(arch, argv, sysctls, env, add))
-    cmd = [m.qemu, *m.args, *COMMON, "-kernel", str(k), "-initrd", str(rd),
+
+
+def boot(arch: str, kernel_image: Path, rd_bytes: bytes, timeout: float = 300,
+         console_log: Path | None = None, plugin: str | None = None,
+         scratch: Path | None = None) -> GuestResult:
+    """Boot kernel_image with the initramfs rd_bytes under QEMU, wait for the guest to power
+    off, return the command's result (the lower half of run(); hpmkit.lab.jobs calls it on
+    workers that have no checkout, with the kernel of a shipped bundle)."""
+    m = MACHINES[arch]
+    scratch = scratch or CACHE
+    scratch.mkdir(parents=True, exist_ok=True)
+    # pid and thread: several guests of one process may boot at once (lab suite -j N)
+    rd = scratch / f"initramfs-{arch}-{os.getpid()}-{threading.get_ident()}.cpio"
+    rd.write_bytes(rd_bytes)
+    cmd = [m.qemu, *m.args, *COMMON, "-kernel", str(kernel_image), "-initrd", str(rd),
            "-append", f"{m.console} panic=-1 quiet loglevel=1 rdinit=/init"]
     if plugin:
         cmd += ["-plugin", plugin]

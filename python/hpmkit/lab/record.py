@@ -114,47 +114,66 @@ def command_pids(parents: dict[int, int]) -> set[int]:
     return keep
 
 
-def record(arch: str, argv: list[str], out: Path, opts: Options) -> Recording:
+def check(opts: Options) -> None:
     if opts.event not in EVENTS:
         raise LabError(f"unknown lab event '{opts.event}' (choose {', '.join(EVENTS)})")
     if opts.period < 1:
         raise LabError(f"--period must be at least 1, got {opts.period}")
-    kf = guest.kernel_files(arch)
-    so = plugin_path()
-    out.mkdir(parents=True, exist_ok=True)
-    data = out / f"{arch}.perf.data"
-    raw_exact = out / f".{arch}.exact-raw.tsv"
-    args = [str(so), f"arch={arch}", f"out={data}", f"event={opts.event}",
-            f"period={opts.period}", f"seed={opts.seed}", f"kernel={kf.system_map}",
-            f"offsets={kf.offsets}", f"bins={guest.ROOT / 'build' / arch / 'bin'}",
-            # sample and count from the command's exec: the boot is not part of the profile
-            f"start={Path(argv[0]).name[:15]}"]
-    if opts.exact:
-        args.append(f"exact={raw_exact}")
-    if any("," in a for a in args):
-        raise LabError("a path given to the lab sampler contains ',' (QEMU splits plugin "
-                       "arguments there): move the output folder")
+
+
+def make_job(arch: str, argv: list[str], opts: Options, key: str | None = None):
+    """The recording as a job any executor can run (hpmkit.lab.jobs)."""
+    from .jobs import Job
+    check(opts)
+    guest.check_arch(arch)
     added = guest.added_files(opts.add)
-    res = guest.run(arch, argv, timeout=opts.timeout, add=added, plugin=",".join(args),
-                    env=opts.env)
+    return Job(key or f"{arch}/{' '.join(argv)}", arch, tuple(argv), opts.event, opts.period,
+               opts.seed, opts.exact, opts.timeout, tuple(sorted(opts.env.items())),
+               tuple(sorted(added.items())))
+
+
+def record(arch: str, argv: list[str], out: Path, opts: Options) -> Recording:
+    """Record argv on arch here and now (one job, run in this process)."""
+    from .jobs import execute, make_bundle
+    job = make_job(arch, argv, opts)
+    return finish(job, execute(job, make_bundle(arch)), out, opts)
+
+
+def finish(job, res, out: Path, opts: Options) -> Recording:
+    """The files of a recording from a job's result: OUT/<arch>.perf.data as the sampler
+    wrote it, the profile and (--exact) the per-function table. Runs on the client."""
+    arch, argv = job.arch, list(job.argv)
+    data = out / f"{arch}.perf.data"
+    if res.error:
+        raise LabError(f"{job.key}: {res.error} (on {res.worker})")
     if res.exec_errno is not None:
         # nothing was recorded of the command: leave no output that looks like a recording
         data.unlink(missing_ok=True)
-        raw_exact.unlink(missing_ok=True)
         err = LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
                        f"(the guest's PATH is /bin: hpmkit's tools and --add files)")
         err.exit_code = 127 if res.exec_errno == errno.ENOENT else 126
         raise err
-    if not data.is_file():
-        raise LabError(f"{arch}: the sampler wrote no {data.name} (QEMU's messages: "
-                       f"{' | '.join(res.warnings[-3:]) or 'none'})")
+    if res.perf_data is None:
+        raise LabError(f"{arch}: the sampler wrote no perf.data (QEMU's messages: "
+                       f"{' | '.join(res.warnings[-3:]) or 'none'}; on {res.worker})")
+    if opts.exact and res.exact_z is None:
+        raise LabError(f"{arch}: the sampler wrote no exact table (on {res.worker})")
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / f".{arch}.perf.data.tmp"
+    tmp.write_bytes(res.perf_data)
+    tmp.replace(data)
     prof, kept, skipped = to_profile(arch, data, out, argv, opts)
     exact = None
     if opts.exact:
+        raw_exact = out / f".{arch}.exact-raw.tsv"
+        raw_exact.write_bytes(res.exact_raw)
         exact = out / f"{arch}.exact.tsv"
-        write_exact(arch, raw_exact, data, kf.system_map, symfs_for(arch, out, opts.add),
-                    exact, opts.comms)
-        raw_exact.unlink(missing_ok=True)
+        kf = guest.kernel_files(arch)
+        try:
+            write_exact(arch, raw_exact, data, kf.system_map, symfs_for(arch, out, opts.add),
+                        exact, opts.comms)
+        finally:
+            raw_exact.unlink(missing_ok=True)
     return Recording(arch, data, prof, exact, res.status, kept, skipped, res.stdout, res.stderr)
 
 

@@ -92,52 +92,108 @@ def to_profile(raw: Path, arch: str, workload: str, out_dir: Path) -> Path:
     return prof.save(out_dir / arch / f"{workload}.hpmprof")
 
 
-def record_precise(arch: str, workload: str, raw_dir: Path, out_dir: Path,
-                   period: int = PRECISE_PERIOD, reuse_raw: bool = False) -> Path:
-    """One workload with the in-emulator sampler; the profile keeps ksuite's process tree."""
+def precise_options(period: int) -> "rec.Options":
     from . import record as rec
-    argv = ["ksuite", "--lab", workload]
-    work = raw_dir / "precise" / workload
     # exact counts of the same run come along: compare shows them beside sampled ratios
-    opts = rec.Options(period=period, exact=True)
-    data = work / f"{arch}.perf.data"
-    exact = work / f"{arch}.exact.tsv"
-    if reuse_raw and data.is_file() and exact.is_file():
-        prof, _, _ = rec.to_profile(arch, data, work, argv, opts)
-    else:
-        r = rec.record(arch, argv, work, opts)
-        if r.status != 0:
-            tail = " | ".join(r.stderr.decode(errors="replace").strip().splitlines()[-3:])
-            raise LabError(f"{arch}: {' '.join(argv)} failed (exit {r.status}): {tail}")
-        prof = r.profile
+    return rec.Options(period=period, exact=True)
+
+
+def precise_job(arch: str, workload: str, period: int = PRECISE_PERIOD):
+    from . import record as rec
+    return rec.make_job(arch, ["ksuite", "--lab", workload], precise_options(period),
+                        key=f"{arch}/{workload}")
+
+
+def finish_precise(job, res, raw_dir: Path, out_dir: Path, period: int) -> Path:
+    """A precise suite recording's files: the raw ones in raw_dir/precise/<workload>/, the
+    profile and exact table in out_dir/<arch>/."""
+    from . import record as rec
+    workload = job.argv[-1]
+    work = raw_dir / "precise" / workload
+    r = rec.finish(job, res, work, precise_options(period))
+    return _save_precise(job.arch, workload, r.profile, work / f"{job.arch}.exact.tsv", out_dir)
+
+
+def _save_precise(arch: str, workload: str, prof: Path, exact: Path, out_dir: Path) -> Path:
     from ..profile import Profile
     p = Profile.load(prof)
     p.meta["workload"] = workload
     p.meta["source"] = dict(p.meta["source"], path=f"{arch}/{workload}.perf.data")
     dest = out_dir / arch / f"{workload}.hpmprof"
     saved = p.save(dest)
-    shutil.copyfile(exact, dest.with_name(f"{workload}.exact.tsv"))
+    tmp = dest.with_name(f".{workload}.exact.tsv.tmp")
+    shutil.copyfile(exact, tmp)
+    tmp.replace(dest.with_name(f"{workload}.exact.tsv"))
     return saved
+
+
+def command_failed(res) -> str | None:
+    """A suite workload must exit 0: anything else is a failed run (retried, then reported)."""
+    if res.exec_errno is not None or res.status != 0:
+        tail = " | ".join(res.stderr.decode(errors="replace").strip().splitlines()[-3:])
+        return f"exit {res.status}{': ' + tail if tail else ''}"
+    return None
 
 
 def record_suite(arches: list[str], out_dir: Path, names: list[str] | None = None,
                  raw_dir: Path | None = None, period: int | None = None,
-                 reuse_raw: bool = False, sampler: str = "precise") -> list[Path]:
+                 reuse_raw: bool = False, sampler: str = "precise", jobs: int | None = None,
+                 cluster: str | None = None, quiet: bool = False) -> list[Path]:
+    """Record the suite; precise recordings run as jobs (jobs local at once, default one per
+    core, or on a Dask cluster). Raises LabError naming every workload that failed, after
+    keeping the ones that did not."""
     if sampler not in SAMPLERS:
         raise LabError(f"unknown sampler '{sampler}' (choose {', '.join(SAMPLERS)})")
     names = names or workloads()
     raw_dir = raw_dir or guest.CACHE / "suite-raw"
+    if sampler == "interrupt":
+        if (jobs or 1) > 1 or cluster:
+            raise LabError("-j and --cluster run the precise sampler's jobs; the interrupt "
+                           "sampler records one workload at a time (leave them out)")
+        return _record_interrupt(arches, out_dir, names, raw_dir, period or PERIOD, reuse_raw)
+    from .executor import run_jobs
+    from .jobs import make_bundle
+    period = period or PRECISE_PERIOD
+    done: dict[str, Path] = {}
+    todo = []
+    for arch in arches:
+        for w in names:
+            work = raw_dir / "precise" / w
+            data, exact = work / f"{arch}.perf.data", work / f"{arch}.exact.tsv"
+            if reuse_raw and data.is_file() and exact.is_file():
+                from . import record as rec
+                prof, _, _ = rec.to_profile(arch, data, work, ["ksuite", "--lab", w],
+                                            precise_options(period))
+                done[f"{arch}/{w}"] = _save_precise(arch, w, prof, exact, out_dir)
+            else:
+                todo.append(precise_job(arch, w, period))
+    if todo:
+        bundles = {a: make_bundle(a) for a in sorted({j.arch for j in todo})}
+        res = run_jobs(todo, bundles, lambda j, r: finish_precise(j, r, raw_dir, out_dir, period),
+                       accept=command_failed, workers=jobs, cluster=cluster, label="lab suite",
+                       quiet=quiet)
+        done.update(res.done)
+        if res.failed:
+            lines = "; ".join(f"{k}: {m}" for k, m in sorted(res.failed.items()))
+            raise LabError(f"lab suite: {len(res.failed)} of {len(todo)} workload(s) failed "
+                           f"({len(done)} profile(s) kept in {out_dir}): {lines}")
+    return [done[f"{a}/{w}"] for a in arches for w in names]
+
+
+def _record_interrupt(arches, out_dir, names, raw_dir, period, reuse_raw) -> list[Path]:
     done = []
     total = len(arches) * len(names)
     for arch in arches:
         for w in names:
             print(f"lab suite: [{len(done) + 1}/{total}] {arch} {w}", file=sys.stderr, flush=True)
-            if sampler == "precise":
-                done.append(record_precise(arch, w, raw_dir, out_dir, period or PRECISE_PERIOD,
-                                           reuse_raw))
-                continue
             raw = raw_dir / arch / f"{w}.data"
             if not (reuse_raw and raw.is_file()):
-                raw = record(arch, w, raw_dir, period or PERIOD)
+                raw = record(arch, w, raw_dir, period)
             done.append(to_profile(raw, arch, w, out_dir))
     return done
+
+
+def record_precise(arch: str, workload: str, raw_dir: Path, out_dir: Path,
+                   period: int = PRECISE_PERIOD) -> Path:
+    """One workload with the in-emulator sampler, here (a batch of one)."""
+    return record_suite([arch], out_dir, [workload], raw_dir, period, jobs=1, quiet=True)[0]
