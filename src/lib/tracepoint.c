@@ -3,7 +3,10 @@
  * Tracepoints "subsys:name": the kernel publishes one directory per
  * tracepoint under tracefs (events/<subsys>/<name>/id); the id is the
  * perf_event_attr.config of a PERF_TYPE_TRACEPOINT event. hpm reads tracefs
- * where it is mounted and never mounts it (that changes the system).
+ * where it is mounted. Where it is not, hpm mounts it at its standard place
+ * /sys/kernel/tracing, as perf does (tools/lib/api/fs: perf mounts tracefs
+ * on demand; systemd mounts it there at boot on most systems): only root can,
+ * anyone else gets the message saying how.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
@@ -21,19 +25,35 @@ static const char *const tracefs_roots[] = { "/sys/kernel/tracing/events",
 
 /* events/ directory of a mounted tracefs, or NULL. *eacces is set when one
  * exists but this user cannot read it (tracefs is root-only by default). */
-static const char *events_dir(char *buf, size_t len, bool *eacces)
+static const char *find_events_dir(char *buf, size_t len, bool *eacces, bool *faked)
 {
 	*eacces = false;
+	*faked = false;
 	for (unsigned i = 0; i < ARRAY_SIZE(tracefs_roots); i++) {
 		const char *p = sysroot_path(tracefs_roots[i], buf, len);
 		if (p != buf)
 			snprintf(buf, len, "%s", p);
+		else
+			*faked = true;	/* a test's fake sysroot: never mount anything */
 		if (access(buf, R_OK | X_OK) == 0)
 			return buf;
 		if (errno == EACCES)
 			*eacces = true;
 	}
 	return NULL;
+}
+
+static const char *events_dir(char *buf, size_t len, bool *eacces)
+{
+	bool faked;
+	const char *d = find_events_dir(buf, len, eacces, &faked);
+	if (d || faked || *eacces)
+		return d;
+	/* not mounted: mount it where perf would (fails harmlessly with EPERM for
+	 * users other than root, or EBUSY/ENOENT where something else is there) */
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0)
+		return NULL;
+	return find_events_dir(buf, len, eacces, &faked);
 }
 
 static bool is_ident(const char *s, size_t n)
@@ -129,7 +149,7 @@ int tracepoint_resolve(struct hpm_ctx *ctx, const char *sys, const char *name, u
 					sys, name);
 		return hpm__err(ctx, -ENOENT,
 				"tracepoint '%s:%s': tracefs is not mounted; mount it with 'mount -t "
-				"tracefs nodev /sys/kernel/tracing' (hpm does not mount it)",
+				"tracefs nodev /sys/kernel/tracing' (hpm mounts it itself when run as root, like perf)",
 				sys, name);
 	}
 	int r = read_id(dir, sys, name, id);
@@ -188,7 +208,7 @@ int tracepoint_for_each(struct hpm_ctx *ctx, const char *glob,
 				eacces ? "tracefs (/sys/kernel/tracing) is readable by root only; run "
 					 "as root to list or use tracepoints"
 				       : "tracefs is not mounted; mount it with 'mount -t tracefs "
-					 "nodev /sys/kernel/tracing' (hpm does not mount it)");
+					 "nodev /sys/kernel/tracing' (hpm mounts it itself when run as root, like perf)");
 	DIR *d = opendir(dir);
 	if (!d)
 		return hpm__err(ctx, -errno, "cannot read %s: %s", dir, strerror(errno));

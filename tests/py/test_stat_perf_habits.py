@@ -454,3 +454,17 @@ def test_per_thread_system_wide_busiest_first_like_perf():
         assert rows_ and all(re.fullmatch(r".+-\d+", f[0]) for f in rows_)
         counts = [int(f[1]) for f in rows_]
         assert counts == sorted(counts, reverse=True) and counts[-1] > 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting tracefs needs root")
+def test_tracefs_is_mounted_on_demand_like_perf():
+    """perf mounts tracefs at /sys/kernel/tracing when a command needs it and it is not
+    mounted (a fresh Debian 12 VM has none); hpm does the same, as root."""
+    def mounted():
+        return any(l.split()[1] == "/sys/kernel/tracing" and l.split()[2] == "tracefs"
+                   for l in open("/proc/mounts"))
+    if mounted() and subprocess.run(["umount", "/sys/kernel/tracing"]).returncode != 0:
+        pytest.skip("tracefs is busy: cannot unmount it to check")
+    assert not mounted()
+    out = hpm("list", "tracepoint", "sched_switch", check_rc=0).stdout
+    assert "sched:sched_switch" in out and mounted()
