@@ -330,26 +330,26 @@ static void not_supported_notes(FILE *f, struct stat_state *st)
 	free(done);
 }
 
-static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
+/* One printed line of a final report: a bin's label (CSV: with its separator)
+ * and one row's value in that bin (a zero value for rows without an event). */
+typedef void (*cell_fn)(FILE *f, struct stat_state *st, struct stat_opts *o, const char *label,
+			const struct row *row, const struct hpm_value *v);
+
+/* The cells of the final report in perf's order: per thread, each thread's
+ * events; otherwise each event's bins. The text and CSV reports differ only
+ * in how one cell is printed. -1 when out of memory (nothing printed). */
+static int report_cells(FILE *f, struct stat_state *st, struct stat_opts *o, bool csv, cell_fn fn)
 {
-	char title[600];
-	stat_target_title(o, title, sizeof(title), true);
-	char runs[32] = "";
-	if (st->runs > 1)
-		snprintf(runs, sizeof(runs), " (%d runs)", st->runs);
-	fprintf(f, "\n Performance counter stats for %s%s:\n\n", title, runs);
-	struct hpm_evset *set = st->units[0].set;
 	struct hpm_value *v = calloc((size_t)st->nev + 1, sizeof(*v));
 	if (!v)
-		return;
+		return -1;
 	char label[96];
-	/* perf's order: per thread, each thread's events; otherwise each event's bins */
 	bool thread_major = o->aggr == AGGR_THREAD;
 	int outer = thread_major ? st->nbins : st->nrows, inner = thread_major ? st->nrows : st->nbins;
 	int *order = bin_order(st, o);
 	if (!order) {
 		free(v);
-		return;
+		return -1;
 	}
 	for (int a = 0; a < outer; a++)
 		for (int c = 0; c < inner; c++) {
@@ -358,25 +358,53 @@ static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
 			final_values(st, b, v);
 			if (!bin_shown(st, o, v))
 				continue;
-			fmt_label(label, sizeof(label), o, &st->bins[b], false, "");
+			fmt_label(label, sizeof(label), o, &st->bins[b], csv, csv ? o->sep : "");
 			struct hpm_value none = { 0 };
-			const struct hpm_value *rv = row->idx >= 0 ? &v[row->idx] : &none;
-			char extra[48] = "";
-			if (row->idx >= 0 && st->runs > 1 && st->nbins == 1)
-				snprintf(extra, sizeof(extra), " ( +- %5.2f%% )",
-					 rel_err(st->sum[row->idx], st->sumsq[row->idx], st->runs));
-			if (row->idx >= 0 && !rv->running && rv->enabled) {
-				int g = hpm_evset__group_of(set, row->idx), members = 0;
-				for (int k = 0; k < st->nev; k++)
-					members += hpm_evset__group_of(set, k) == g;
-				fprintf(f, "%s %18s      %-28s (never scheduled: %s)\n", label,
-					"<not counted>", row->name,
-					members > 1 ? "the PMU could not fit its group; try --group-max 1"
-						    : "the kernel accepted it but the PMU never counted it");
-				continue;
-			}
-			text_row(f, o, label, row, rv, false, extra);
+			fn(f, st, o, label, row, row->idx >= 0 ? &v[row->idx] : &none);
 		}
+	free(order);
+	free(v);
+	return 0;
+}
+
+static void text_cell(FILE *f, struct stat_state *st, struct stat_opts *o, const char *label,
+		      const struct row *row, const struct hpm_value *rv)
+{
+	struct hpm_evset *set = st->units[0].set;
+	char extra[48] = "";
+	if (row->idx >= 0 && st->runs > 1 && st->nbins == 1)
+		snprintf(extra, sizeof(extra), " ( +- %5.2f%% )",
+			 rel_err(st->sum[row->idx], st->sumsq[row->idx], st->runs));
+	if (row->idx >= 0 && !rv->running && rv->enabled) {
+		int g = hpm_evset__group_of(set, row->idx), members = 0;
+		for (int k = 0; k < st->nev; k++)
+			members += hpm_evset__group_of(set, k) == g;
+		fprintf(f, "%s %18s      %-28s (never scheduled: %s)\n", label, "<not counted>",
+			row->name,
+			members > 1 ? "the PMU could not fit its group; try --group-max 1"
+				    : "the kernel accepted it but the PMU never counted it");
+		return;
+	}
+	text_row(f, o, label, row, rv, false, extra);
+}
+
+static void csv_cell(FILE *f, struct stat_state *st, struct stat_opts *o, const char *label,
+		     const struct row *row, const struct hpm_value *rv)
+{
+	csv_row(f, o, label, row, rv, false);
+}
+
+static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
+{
+	char title[600];
+	stat_target_title(o, title, sizeof(title), true);
+	char runs[32] = "";
+	if (st->runs > 1)
+		snprintf(runs, sizeof(runs), " (%d runs)", st->runs);
+	fprintf(f, "\n Performance counter stats for %s%s:\n\n", title, runs);
+	if (report_cells(f, st, o, false, text_cell))
+		return;
+	struct hpm_evset *set = st->units[0].set;
 	int m = hpm_evset__nr_metrics(set);
 	if (m)
 		fprintf(f, "\n");
@@ -411,35 +439,13 @@ static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
 	for (char *save, *l = strtok_r(q, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		fprintf(f, " warning: %s\n", l);
 	fprintf(f, "\n");
-	free(order);
-	free(v);
 }
 
 static void report_csv(FILE *f, struct stat_state *st, struct stat_opts *o)
 {
+	if (report_cells(f, st, o, true, csv_cell))
+		return;
 	struct hpm_evset *set = st->units[0].set;
-	struct hpm_value *v = calloc((size_t)st->nev + 1, sizeof(*v));
-	if (!v)
-		return;
-	char label[96];
-	bool thread_major = o->aggr == AGGR_THREAD;
-	int outer = thread_major ? st->nbins : st->nrows, inner = thread_major ? st->nrows : st->nbins;
-	int *order = bin_order(st, o);
-	if (!order) {
-		free(v);
-		return;
-	}
-	for (int a = 0; a < outer; a++)
-		for (int c = 0; c < inner; c++) {
-			int b = order[thread_major ? a : c], r = thread_major ? c : a;
-			const struct row *row = &st->rows[r];
-			final_values(st, b, v);
-			if (!bin_shown(st, o, v))
-				continue;
-			fmt_label(label, sizeof(label), o, &st->bins[b], true, o->sep);
-			struct hpm_value none = { 0 };
-			csv_row(f, o, label, row, row->idx >= 0 ? &v[row->idx] : &none, false);
-		}
 	const char *s = o->sep;
 	int m = hpm_evset__nr_metrics(set);
 	for (int i = 0; i < m; i++) {
@@ -458,8 +464,6 @@ static void report_csv(FILE *f, struct stat_state *st, struct stat_opts *o)
 	if (st->gone)
 		fprintf(f, "# not counted: %d thread(s) that exited before hpm could attach\n",
 			st->gone);
-	free(order);
-	free(v);
 }
 
 static void json_names(FILE *f, struct stat_state *st, enum row_state s)
