@@ -78,24 +78,34 @@ static int rate_step(long long *v, float *rtime, float *ptime)
 	return PAPI_OK;
 }
 
+/* What every rate call does before its own arithmetic: refuse while another
+ * rate call counts on this thread, start counting on the first call, and
+ * otherwise give the counts since the previous call. The first call gives
+ * zero counts and times, so the caller's arithmetic yields PAPI's all-zero
+ * first answer. */
+static int rate_counts(enum rate_kind kind, const int *events, int nev, int optional_last,
+		       long long v[3], float *rtime, float *ptime, const char *call)
+{
+	if (rs.kind != RATE_NONE && (rs.kind != kind || rs.event != events[0]))
+		return hpapi_err(PAPI_EINVAL, call, "another rate call is counting on this thread "
+				 "(PAPI_rate_stop first)");
+	if (rs.kind != RATE_NONE)
+		return rate_step(v, rtime, ptime);
+	int r = rate_start(kind, events, nev, optional_last);
+	if (r != PAPI_OK)
+		return r;
+	v[0] = v[1] = v[2] = 0;
+	*rtime = *ptime = 0;
+	return PAPI_OK;
+}
+
 static int fp_rate(enum rate_kind kind, int event, float *rtime, float *ptime, long long *count,
 		   float *rate, const char *call)
 {
 	if (!rtime || !ptime || !count || !rate)
 		return hpapi_err(PAPI_EINVAL, call, "NULL argument");
-	if (rs.kind != RATE_NONE && (rs.kind != kind || rs.event != event))
-		return hpapi_err(PAPI_EINVAL, call, "another rate call is counting on this thread "
-				 "(PAPI_rate_stop first)");
-	if (rs.kind == RATE_NONE) {
-		int r = rate_start(kind, &event, 1, 0);
-		if (r != PAPI_OK)
-			return r;
-		*rtime = *ptime = *rate = 0;
-		*count = 0;
-		return PAPI_OK;
-	}
 	long long v[3];
-	int r = rate_step(v, rtime, ptime);
+	int r = rate_counts(kind, &event, 1, 0, v, rtime, ptime, call);
 	if (r != PAPI_OK)
 		return r;
 	*count = v[0];
@@ -123,20 +133,9 @@ PAPI_API int PAPI_ipc(float *rtime, float *ptime, long long *ins, float *ipc)
 {
 	if (!rtime || !ptime || !ins || !ipc)
 		return hpapi_err(PAPI_EINVAL, "PAPI_ipc", "NULL argument");
-	if (rs.kind != RATE_NONE && rs.kind != RATE_IPC)
-		return hpapi_err(PAPI_EINVAL, "PAPI_ipc", "another rate call is counting on this thread "
-				 "(PAPI_rate_stop first)");
-	if (rs.kind == RATE_NONE) {
-		int ev[2] = { PAPI_TOT_INS, PAPI_TOT_CYC };
-		int r = rate_start(RATE_IPC, ev, 2, 0);
-		if (r != PAPI_OK)
-			return r;
-		*rtime = *ptime = *ipc = 0;
-		*ins = 0;
-		return PAPI_OK;
-	}
+	const int ev[2] = { PAPI_TOT_INS, PAPI_TOT_CYC };
 	long long v[3];
-	int r = rate_step(v, rtime, ptime);
+	int r = rate_counts(RATE_IPC, ev, 2, 0, v, rtime, ptime, "PAPI_ipc");
 	if (r != PAPI_OK)
 		return r;
 	*ins = v[0];
@@ -151,21 +150,10 @@ PAPI_API int PAPI_epc(int event, float *rtime, float *ptime, long long *ref, lon
 		return hpapi_err(PAPI_EINVAL, "PAPI_epc", "NULL argument");
 	if (event == 0)
 		event = PAPI_TOT_INS;
-	if (rs.kind != RATE_NONE && (rs.kind != RATE_EPC || rs.event != event))
-		return hpapi_err(PAPI_EINVAL, "PAPI_epc", "another rate call is counting on this thread "
-				 "(PAPI_rate_stop first)");
-	if (rs.kind == RATE_NONE) {
-		/* reference cycles only where they exist */
-		int ev[3] = { event, PAPI_TOT_CYC, PAPI_REF_CYC };
-		int r = rate_start(RATE_EPC, ev, 3, 1);
-		if (r != PAPI_OK)
-			return r;
-		*rtime = *ptime = *epc = 0;
-		*ref = *core = *evt = 0;
-		return PAPI_OK;
-	}
+	/* reference cycles only where they exist */
+	const int ev[3] = { event, PAPI_TOT_CYC, PAPI_REF_CYC };
 	long long v[3];
-	int r = rate_step(v, rtime, ptime);
+	int r = rate_counts(RATE_EPC, ev, 3, 1, v, rtime, ptime, "PAPI_epc");
 	if (r != PAPI_OK)
 		return r;
 	*evt = v[0];

@@ -388,6 +388,14 @@ static int cmd_api(void)
 	int r = PAPI_ipc(&rt, &pt, &ins, &ipc);
 	if (PAPI_query_event(PAPI_TOT_INS) == PAPI_OK && PAPI_query_event(PAPI_TOT_CYC) == PAPI_OK) {
 		EQ("ipc-start", r, PAPI_OK);
+		/* PAPI's first call only starts counting: every output 0 */
+		CHECK("ipc-start-zero", rt == 0 && pt == 0 && ins == 0 && ipc == 0,
+		      "rt %f pt %f ins %lld ipc %f", rt, pt, ins, ipc);
+		/* one rate call per thread: another one is refused while PAPI_ipc counts */
+		float mf;
+		long long fl, ref, core, evt;
+		EQ("rate-busy-flops", PAPI_flops_rate(PAPI_FP_OPS, &rt, &pt, &fl, &mf), PAPI_EINVAL);
+		EQ("rate-busy-epc", PAPI_epc(0, &rt, &pt, &ref, &core, &evt, &mf), PAPI_EINVAL);
 		EQ("ipc-step", PAPI_ipc(&rt, &pt, &ins, &ipc), PAPI_OK);
 		CHECK("ipc-values", ins > 0 && ipc > 0, "ins %lld ipc %f", ins, ipc);
 		EQ("rate-stop", PAPI_rate_stop(), PAPI_OK);
