@@ -23,11 +23,13 @@ $(BUILD)/fuzz/evtab_fuzz: tests/fuzz/evtab_fuzz.c $(FUZZ_LIB) src/lib/internal.h
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(CPPFLAGS) -pthread -o $@ \
 		tests/fuzz/evtab_fuzz.c $(FUZZ_LIB) -lm
 
-$(BUILD)/fuzz/perfdata_scan_replay: tests/fuzz/replay.c tests/fuzz/perfdata_fuzz.c $(PERFDATA_NATIVE)
+$(BUILD)/fuzz/perfdata_scan_replay: tests/fuzz/replay.c tests/fuzz/perfdata_fuzz.c $(PERFDATA_NATIVE) \
+				    tests/fuzz/mutate.h
 	@mkdir -p $(@D)
-	$(HOSTCC) -g -O1 $(WARN) $(FUZZ_SAN) -o $@ $^
+	$(HOSTCC) -g -O1 $(WARN) $(FUZZ_SAN) -o $@ $(filter %.c,$^)
 
-$(BUILD)/fuzz/evtab_replay: tests/fuzz/replay.c tests/fuzz/evtab_fuzz.c $(FUZZ_LIB) src/lib/internal.h $(HEADERS)
+$(BUILD)/fuzz/evtab_replay: tests/fuzz/replay.c tests/fuzz/evtab_fuzz.c $(FUZZ_LIB) src/lib/internal.h $(HEADERS) \
+			    tests/fuzz/mutate.h
 	@mkdir -p $(@D)
 	$(HOSTCC) -g -O1 $(WARN) $(FUZZ_SAN) $(CPPFLAGS) -pthread -o $@ \
 		tests/fuzz/replay.c tests/fuzz/evtab_fuzz.c $(FUZZ_LIB) -lm

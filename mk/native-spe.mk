@@ -19,7 +19,8 @@ fuzz-spe: $(BUILD)/fuzz/spe_fuzz
 
 # The same harness without libFuzzer, with gcc's sanitizers: replays the corpus and N mutations of
 # it (tests/fuzz/spe_replay.c); tests/py/test_spe_decoder.py runs it over the corpus.
-$(BUILD)/fuzz/spe_replay: tests/fuzz/spe_replay.c tests/fuzz/spe_fuzz.c $(SPE_SRC) $(SPE_HDR)
+$(BUILD)/fuzz/spe_replay: tests/fuzz/spe_replay.c tests/fuzz/spe_fuzz.c $(SPE_SRC) $(SPE_HDR) \
+			  tests/fuzz/mutate.h
 	@mkdir -p $(@D)
 	$(HOSTCC) -g -O1 $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-Isrc/native -o $@ tests/fuzz/spe_replay.c tests/fuzz/spe_fuzz.c $(SPE_SRC)

@@ -13,21 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mutate.h"
 
 #define MAXLEN (1 << 20)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
-
-static uint64_t state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next(void)
-{
-	state ^= state << 13;
-	state ^= state >> 7;
-	state ^= state << 17;
-	return state;
-}
 
 struct input { uint8_t *p; size_t n; };
 
@@ -93,35 +84,7 @@ int main(int argc, char **argv)
 		size_t len = src->n, cap2 = len + 64;
 		uint8_t *buf = malloc(cap2);
 		memcpy(buf, src->p, len);
-		for (int edits = 1 + (int)(next() % 8); edits--;) {
-			size_t at = len ? next() % len : 0;
-			switch (next() % 5) {
-			case 0: if (len) buf[at] ^= (uint8_t)(1u << (next() % 8)); break;
-			case 1: if (len) buf[at] = (uint8_t)next(); break;
-			case 2:
-				if (len < cap2) {
-					memmove(buf + at + 1, buf + at, len - at);
-					buf[at] = (uint8_t)next();
-					len++;
-				}
-				break;
-			case 3:
-				if (len) {
-					memmove(buf + at, buf + at + 1, len - at - 1);
-					len--;
-				}
-				break;
-			default: /* copy a short span over another place: repeats records and fields */
-				if (len > 8) {
-					size_t from = next() % len, k = 1 + next() % 16;
-					if (from + k > len)
-						k = len - from;
-					if (at + k > len)
-						k = len - at;
-					memmove(buf + at, buf + from, k);
-				}
-			}
-		}
+		len = mutate(buf, len, cap2, 5);
 		uint8_t *exact = malloc(len ? len : 1);
 		memcpy(exact, buf, len);
 		free(buf);
