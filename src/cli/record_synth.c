@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "proc_maps.h"
 #include "record.h"
 
 /* sample_id trailer for sample_type IDENTIFIER|IP|TID|TIME|CPU|PERIOD|...:
@@ -50,46 +51,32 @@ int rec_comm(struct perf_file *pf, pid_t pid, pid_t tid, const char *comm)
 	return rec_emit(pf, PERF_RECORD_COMM, 0, &b, len, pid, tid, 0);
 }
 
-/* executable mappings of pid from /proc/PID/maps, as perf synthesizes them */
-static int synth_maps(struct perf_file *pf, pid_t pid, int *n)
+struct synth_maps {
+	struct perf_file *pf;
+	pid_t pid;
+	int *n;
+};
+
+/* one executable mapping as the MMAP2 record perf synthesizes for it */
+static int synth_map(const struct proc_map *m, void *arg)
 {
-	char path[64], line[4608];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0; /* the task exited meanwhile */
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8];
-		int off = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
-			   &min, &ino, &off) < 7 || perms[2] != 'x')
-			continue;
-		char *name = line + off;
-		name[strcspn(name, "\n")] = 0;
-		if (!*name)
-			name = "//anon";
-		struct {
-			uint32_t pid, tid;
-			uint64_t start, len, pgoff;
-			uint32_t maj, min;
-			uint64_t ino, ino_gen;
-			uint32_t prot, flags;
-			char name[4096];
-		} b = { .pid = pid, .tid = pid, .start = start, .len = end - start, .pgoff = pgoff,
-			.maj = maj, .min = min, .ino = ino, .prot = 5 /* r-x */, .flags = 2 /* private */ };
-		snprintf(b.name, sizeof(b.name), "%s", name);
-		size_t len = offsetof(__typeof__(b), name) + strlen(b.name) + 1;
-		int r = rec_emit(pf, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &b, len, pid, pid, 0);
-		if (r) {
-			fclose(f);
-			return r;
-		}
-		(*n)++;
-	}
-	fclose(f);
-	return 0;
+	struct synth_maps *c = arg;
+	struct {
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, ino_gen;
+		uint32_t prot, flags;
+		char name[4096];
+	} b = { .pid = c->pid, .tid = c->pid, .start = m->start, .len = m->end - m->start,
+		.pgoff = m->pgoff, .maj = m->maj, .min = m->min, .ino = m->ino,
+		.prot = 5 /* r-x */, .flags = 2 /* private */ };
+	snprintf(b.name, sizeof(b.name), "%s", *m->name ? m->name : "//anon");
+	size_t len = offsetof(__typeof__(b), name) + strlen(b.name) + 1;
+	int r = rec_emit(c->pf, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &b, len, c->pid, c->pid, 0);
+	if (!r)
+		(*c->n)++;
+	return r;
 }
 
 static int read_comm(pid_t pid, pid_t tid, char *comm, size_t len)
@@ -123,7 +110,7 @@ int rec_synth_task(struct perf_file *pf, pid_t pid, int *nrec)
 		(*nrec)++;
 	}
 	closedir(d);
-	return r ? r : synth_maps(pf, pid, nrec);
+	return r ? r : proc_maps_exec(pid, synth_map, &(struct synth_maps){ pf, pid, nrec });
 }
 
 int rec_synth_all(struct perf_file *pf, int *nrec)

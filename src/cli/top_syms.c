@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "proc_maps.h"
 #include "top.h"
 
 struct sym {
@@ -297,6 +298,30 @@ static void elf_build_id(const unsigned char *p, size_t len, char *hex, size_t h
 }
 
 /* Function symbols of one symbol table section into t (appending). */
+/* One more symbol, named by l bytes still to be written at the returned place
+ * (and a NUL after them), in a table being built: names are offsets into
+ * t->names until the buffer stops moving. NULL when memory runs out. */
+static char *sym_add(struct symtab *t, size_t *cap, size_t *nlen, size_t *ncap, size_t l,
+		     uint64_t start, uint64_t end, int bind)
+{
+	if (*nlen + l + 1 > *ncap) {
+		char *nn = realloc(t->names, *ncap = (*ncap + l + 1) * 2);
+		if (!nn)
+			return NULL;
+		t->names = nn;
+	}
+	if (t->n == *cap) {
+		struct sym *nv = realloc(t->v, sizeof(*nv) * (*cap = *cap ? *cap * 2 : 1024));
+		if (!nv)
+			return NULL;
+		t->v = nv;
+	}
+	char *name = t->names + *nlen;
+	t->v[t->n++] = (struct sym){ start, end, (const char *)(uintptr_t)*nlen, bind };
+	*nlen += l + 1;
+	return name;
+}
+
 static void elf_symbols(const unsigned char *p, size_t len, int type, struct symtab *t,
 			size_t *cap, size_t *nlen, size_t *ncap)
 {
@@ -326,25 +351,12 @@ static void elf_symbols(const unsigned char *p, size_t len, int type, struct sym
 			if (st != STT_FUNC && st != STT_GNU_IFUNC && !label)
 				continue;
 			size_t l = strnlen(name, strs->sh_size - sym[k].st_name);
-			if (*nlen + l + 1 > *ncap) {
-				char *nn = realloc(t->names, *ncap = (*ncap + l + 1) * 2);
-				if (!nn)
-					return;
-				t->names = nn;
-			}
-			if (t->n == *cap) {
-				struct sym *nv = realloc(t->v, sizeof(*nv) * (*cap = *cap ? *cap * 2 : 1024));
-				if (!nv)
-					return;
-				t->v = nv;
-			}
-			memcpy(t->names + *nlen, name, l);
-			t->names[*nlen + l] = 0;
-			/* name offsets until the names buffer stops moving */
-			t->v[t->n++] = (struct sym){ sym[k].st_value, sym[k].st_value + sym[k].st_size,
-						     (const char *)(uintptr_t)*nlen,
-						     ELF64_ST_BIND(sym[k].st_info) };
-			*nlen += l + 1;
+			char *to = sym_add(t, cap, nlen, ncap, l, sym[k].st_value,
+					   sym[k].st_value + sym[k].st_size, ELF64_ST_BIND(sym[k].st_info));
+			if (!to)
+				return;
+			memcpy(to, name, l);
+			to[l] = 0;
 		}
 	}
 }
@@ -398,22 +410,11 @@ static void elf_plt(const unsigned char *p, size_t len, struct symtab *t, size_t
 					   ? (const char *)p + dstr->sh_offset + ds[si].st_name
 					   : "";
 		size_t l = strnlen(name, 200) + 4;
-		if (*nlen + l + 1 > *ncap) {
-			char *nn = realloc(t->names, *ncap = (*ncap + l + 1) * 2);
-			if (!nn)
-				return;
-			t->names = nn;
-		}
-		if (t->n == *cap) {
-			struct sym *nv = realloc(t->v, sizeof(*nv) * (*cap = *cap ? *cap * 2 : 1024));
-			if (!nv)
-				return;
-			t->v = nv;
-		}
-		snprintf(t->names + *nlen, l + 1, "%.200s@plt", name);
 		uint64_t at = first + 16 * i;
-		t->v[t->n++] = (struct sym){ at, at + 16, (const char *)(uintptr_t)*nlen, STB_GLOBAL };
-		*nlen += l + 1;
+		char *to = sym_add(t, cap, nlen, ncap, l, at, at + 16, STB_GLOBAL);
+		if (!to)
+			return;
+		snprintf(to, l + 1, "%.200s@plt", name);
 	}
 }
 
@@ -544,28 +545,23 @@ static void add_map(struct top_syms *s, struct proc *p, uint64_t start, uint64_t
 	p->maps[p->nmaps++] = (struct map){ start, end, pgoff, get_dso(s, file) };
 }
 
+struct proc_maps_of {
+	struct top_syms *s;
+	struct proc *p;
+};
+
+static int add_proc_map(const struct proc_map *m, void *arg)
+{
+	struct proc_maps_of *c = arg;
+	if (*m->name)
+		add_map(c->s, c->p, m->start, m->end, m->pgoff, m->name);
+	return 0;
+}
+
 static void read_proc_maps(struct top_syms *s, struct proc *p)
 {
-	char path[64], line[4608];
 	p->have_maps = true;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8];
-		int off = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
-			   &min, &ino, &off) < 7 || perms[2] != 'x')
-			continue;
-		char *name = line + off;
-		name[strcspn(name, "\n")] = 0;
-		if (*name)
-			add_map(s, p, start, end, pgoff, name);
-	}
-	fclose(f);
+	proc_maps_exec(p->pid, add_proc_map, &(struct proc_maps_of){ s, p });
 }
 
 void top_syms_mmap(struct top_syms *s, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
