@@ -389,47 +389,39 @@ class _Symboliser:
         return sym, off, dso, daddr, src
 
 
+def _header_meta(meta: dict, pd: PerfData) -> None:
+    """The recording's features (host, kernel, ISA, command line, CPUs) and its events, as the
+    header has them so far: ingest_perfdata asks again after the scan in pipe mode."""
+    meta["hostname"] = pd.feature_string("HOSTNAME")
+    meta["kernel"] = pd.feature_string("OSRELEASE")
+    meta["isa"] = normalise_isa(pd.feature_string("ARCH"))
+    meta["cpudesc"] = pd.feature_string("CPUDESC")
+    cl = pd.cmdline()
+    meta["cmdline"] = " ".join(cl) if cl else None
+    if cl and "--" in cl:
+        meta["workload"] = " ".join(cl[cl.index("--") + 1:]) or None
+    nr = pd.nrcpus()
+    meta["nrcpus"] = nr[1] if nr else None
+    names = [event_name(a) for a in pd.attrs]
+    meta["events"] = [{
+        "name": n, "type": a.type, "config": a.config,
+        **({"freq": a.sample_period} if a.freq else {"period": a.sample_period}),
+        "sampling": None, "unit": event_unit(n, a),
+    } for n, a in zip(names, pd.attrs)]
+
+
 def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None = None,
                     srcline: str = "own", progress: Callable[[str, int, int], None] | None = None) -> Profile:
     with PerfData(path) as pd:
         meta = new_meta(path, "perf.data", pd.size)
-        meta["hostname"] = pd.feature_string("HOSTNAME")
-        meta["kernel"] = pd.feature_string("OSRELEASE")
-        meta["isa"] = normalise_isa(pd.feature_string("ARCH"))
-        meta["cpudesc"] = pd.feature_string("CPUDESC")
-        cl = pd.cmdline()
-        meta["cmdline"] = " ".join(cl) if cl else None
-        if cl and "--" in cl:
-            meta["workload"] = " ".join(cl[cl.index("--") + 1:]) or None
-        nr = pd.nrcpus()
-        meta["nrcpus"] = nr[1] if nr else None
-        names = [event_name(a) for a in pd.attrs]
-        meta["events"] = [{
-            "name": n, "type": a.type, "config": a.config,
-            **({"freq": a.sample_period} if a.freq else {"period": a.sample_period}),
-            "sampling": None, "unit": event_unit(n, a),
-        } for n, a in zip(names, pd.attrs)]
+        _header_meta(meta, pd)
 
         res = scan(pd, (lambda d, t: progress("scan", d, t or 0)) if progress else None,
                    copy={F.REC[n] for n in USED if n != "SAMPLE"})
-        # pipe mode: the attrs and their names are known once the stream is read
+        # pipe mode: the attrs, their names and the features are known once the stream is read
         names = [event_name(a) for a in pd.attrs]
         if len(meta["events"]) != len(pd.attrs) or pd.pipe:
-            meta["events"] = [{
-                "name": n, "type": a.type, "config": a.config,
-                **({"freq": a.sample_period} if a.freq else {"period": a.sample_period}),
-                "sampling": None, "unit": event_unit(n, a),
-            } for n, a in zip(names, pd.attrs)]
-            meta["hostname"] = pd.feature_string("HOSTNAME")
-            meta["kernel"] = pd.feature_string("OSRELEASE")
-            meta["isa"] = normalise_isa(pd.feature_string("ARCH"))
-            meta["cpudesc"] = pd.feature_string("CPUDESC")
-            cl = pd.cmdline()
-            meta["cmdline"] = " ".join(cl) if cl else None
-            if cl and "--" in cl:
-                meta["workload"] = " ".join(cl[cl.index("--") + 1:]) or None
-            nr = pd.nrcpus()
-            meta["nrcpus"] = nr[1] if nr else None
+            _header_meta(meta, pd)
         c = res.cols
         side = _Side(pd)
         for dseq, rec in res.other_records():
