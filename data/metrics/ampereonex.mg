@@ -2,22 +2,11 @@
 # Regenerate: python3 tools/pmuevents <linux-source tree or linux-source-*.tar.xz>
 # Formulas, units and groups are the kernel's (each metric in its first group);
 # group descriptions are ours (tools/pmuevents/groups.tsv).
-# Left out, 15 metrics hpm's expressions cannot say:
+# Left out, 4 metrics hpm's expressions cannot say:
 #   Miss_Ratio;l1d_cache_read_miss (name 'Miss_Ratio;l1d_cache_read_miss' is not a metric name)
 #   gflops (uses duration_time)
 #   retired_mips (uses duration_time)
 #   spec_utilization_mips (uses duration_time)
-#   wasted (needs #slots, the core's issue width that perf reads from sysfs)
-#   backend_bound (needs #slots, the core's issue width that perf reads from sysfs)
-#   frontend_bound (uses '#', perf syntax hpm's expressions lack)
-#   slots_lost_misspeculation_fraction (needs #slots, the core's issue width that perf reads from sysfs)
-#   retired_fraction (needs #slots, the core's issue width that perf reads from sysfs)
-#   backend_core (uses '#', perf syntax hpm's expressions lack)
-#   branch_mispredict (uses '#', perf syntax hpm's expressions lack)
-#   frontend_bandwidth (uses '#', perf syntax hpm's expressions lack)
-#   frontend_latency (needs #slots, the core's issue width that perf reads from sysfs)
-#   other_miss_pred (uses '#', perf syntax hpm's expressions lack)
-#   ixu_pipe_utilization (needs #slots, the core's issue width that perf reads from sysfs)
 
 format  1
 pmu     ampereonex
@@ -61,6 +50,7 @@ metric  scalar_fp_percentage               %      100 * (VFP_SPEC / INST_SPEC)
 group   general  General ratios: instructions per cycle and the like
 metric  ipc                                -      INST_RETIRED / CPU_CYCLES
 metric  retired_rate                       %      100 * (OP_RETIRED / OP_SPEC)
+metric  wasted                             %      100 * (1 - (OP_RETIRED / (CPU_CYCLES * #slots)))
 metric  wasted_rate                        %      100 * (1 - OP_RETIRED / OP_SPEC)
 
 group   stall  Stall cycles by cause
@@ -70,8 +60,19 @@ metric  stall_backend_tlb_rate             %      100 * (STALL_BACKEND_TLB / CPU
 metric  stall_frontend_cache_rate          %      100 * (STALL_FRONTEND_CACHE / CPU_CYCLES)
 metric  stall_frontend_tlb_rate            %      100 * (STALL_FRONTEND_TLB / CPU_CYCLES)
 
+group   topdownl1  Top-down level 1: where the issue slots or cycles go
+metric  backend_bound                      %      100 * (STALL_SLOT_BACKEND / (#slots * CPU_CYCLES))
+metric  frontend_bound                     %      100 - ((100 * OP_RETIRED / (CPU_CYCLES * #slots)) + (100 * (OP_SPEC - OP_RETIRED) / (CPU_CYCLES * #slots)) + (100 * (STALL_SLOT_BACKEND / (#slots * CPU_CYCLES))))
+metric  slots_lost_misspeculation_fraction %      100 * (OP_SPEC - OP_RETIRED) / (CPU_CYCLES * #slots)
+metric  retired_fraction                   %      100 * OP_RETIRED / (CPU_CYCLES * #slots)
+
 group   topdownl2  Top-down level 2: frontend, backend and speculation split further
+metric  backend_core                       %      100 * (((100 * (STALL_SLOT_BACKEND / (#slots * CPU_CYCLES))) / 100) - ((STALL_BACKEND_TLB + STALL_BACKEND_CACHE) / CPU_CYCLES))
 metric  backend_memory                     %      100 * ((STALL_BACKEND_TLB + STALL_BACKEND_CACHE) / CPU_CYCLES)
+metric  branch_mispredict                  %      (BR_MIS_PRED_RETIRED / GPC_FLUSH) * (100 * (OP_SPEC - OP_RETIRED) / (CPU_CYCLES * #slots))
+metric  frontend_bandwidth                 %      (100 - ((100 * OP_RETIRED / (CPU_CYCLES * #slots)) + (100 * (OP_SPEC - OP_RETIRED) / (CPU_CYCLES * #slots)) + (100 * (STALL_SLOT_BACKEND / (#slots * CPU_CYCLES))))) - 100 * ((STALL_FRONTEND - ((STALL_SLOT_FRONTEND - (((100 - ((100 * OP_RETIRED / (CPU_CYCLES * #slots)) + (100 * (OP_SPEC - OP_RETIRED) / (CPU_CYCLES * #slots)) + (100 * (STALL_SLOT_BACKEND / (#slots * CPU_CYCLES))))) / 100) * CPU_CYCLES * #slots)) / #slots)) / CPU_CYCLES)
+metric  frontend_latency                   %      100 * ((STALL_FRONTEND - ((STALL_SLOT_FRONTEND - (((100 - ((100 * OP_RETIRED / (CPU_CYCLES * #slots)) + (100 * (OP_SPEC - OP_RETIRED) / (CPU_CYCLES * #slots)) + (100 * (STALL_SLOT_BACKEND / (#slots * CPU_CYCLES))))) / 100) * CPU_CYCLES * #slots)) / #slots)) / CPU_CYCLES)
+metric  other_miss_pred                    %      (100 * (OP_SPEC - OP_RETIRED) / (CPU_CYCLES * #slots)) - ((BR_MIS_PRED_RETIRED / GPC_FLUSH) * (100 * (OP_SPEC - OP_RETIRED) / (CPU_CYCLES * #slots)))
 metric  pipe_utilization                   %      100 * ((IXU_NUM_UOPS_ISSUED + FSU_ISSUED) / (CPU_CYCLES * 6))
 
 group   topdownl3  Top-down level 3
@@ -81,6 +82,7 @@ metric  d_tlb_miss_rate                    %      100 * (STALL_BACKEND_TLB / CPU
 metric  fsu_pipe_utilization               %      100 * (FSU_ISSUED / (CPU_CYCLES * 2))
 metric  i_cache_miss_rate                  %      100 * (STALL_FRONTEND_CACHE / CPU_CYCLES)
 metric  i_tlb_miss_rate                    %      100 * (STALL_FRONTEND_TLB / CPU_CYCLES)
+metric  ixu_pipe_utilization               %      100 * (IXU_NUM_UOPS_ISSUED / (CPU_CYCLES * #slots))
 metric  stall_recovery_rate                %      100 * (IDR_STALL_FLUSH / CPU_CYCLES)
 
 group   topdownl4  Top-down level 4

@@ -2,16 +2,17 @@
 # Regenerate: python3 tools/pmuevents <linux-source tree or linux-source-*.tar.xz>
 # Formulas, units and groups are the kernel's (each metric in its first group);
 # group descriptions are ours (tools/pmuevents/groups.tsv).
-# Left out, 5 metrics hpm's expressions cannot say:
-#   backend_bound (needs #slots, the core's issue width that perf reads from sysfs)
-#   bad_speculation (needs #slots, the core's issue width that perf reads from sysfs)
-#   frontend_bound (needs #slots, the core's issue width that perf reads from sysfs)
-#   retiring (needs #slots, the core's issue width that perf reads from sysfs)
-#   ipc_rate (needs #slots, the core's issue width that perf reads from sysfs)
+# Left out, 3 metrics hpm's expressions cannot say:
+#   bad_speculation (uses if/else)
+#   frontend_bound (uses if/else)
+#   retiring (uses if/else)
 
 format  1
 pmu     neoverse_n2_v2
 source  Linux 6.12.95 tools/perf/pmu-events/arch/arm64/arm/neoverse-n2-v2/metrics.json and tools/perf/pmu-events/arch/arm64/*.json (MetricName, MetricExpr, ScaleUnit, MetricGroup)
+
+group   topdownl1  Top-down level 1: where the issue slots or cycles go
+metric  backend_bound                      %      (100 * ((STALL_SLOT_BACKEND / (CPU_CYCLES * #slots)) - ((BR_MIS_PRED * 3) / CPU_CYCLES)))
 
 group   cycle_accounting  Share of cycles stalled in the frontend or in the backend
 metric  backend_stalled_cycles             %      ((STALL_BACKEND / CPU_CYCLES) * 100)
@@ -58,6 +59,7 @@ metric  branch_indirect_spec_rate          %      100 * (BR_INDIRECT_SPEC / INST
 
 group   general  General ratios: instructions per cycle and the like
 metric  ipc                                -      (INST_RETIRED / CPU_CYCLES)
+metric  ipc_rate                           %      100 * (((INST_RETIRED / CPU_CYCLES)) / #slots)
 metric  spec_ipc                           -      INST_SPEC / CPU_CYCLES
 metric  retired_rate                       %      100 * (OP_RETIRED / OP_SPEC)
 metric  wasted_rate                        %      100 * (1 - OP_RETIRED / OP_SPEC)

@@ -2,21 +2,20 @@
 # Regenerate: python3 tools/pmuevents <linux-source tree or linux-source-*.tar.xz>
 # Formulas, units and groups are the kernel's (each metric in its first group);
 # group descriptions are ours (tools/pmuevents/groups.tsv).
-# Left out, 2 metrics hpm's expressions cannot say:
-#   backend_bound (needs #slots, the core's issue width that perf reads from sysfs)
-#   retiring (needs #slots, the core's issue width that perf reads from sysfs)
 
 format  1
 pmu     neoverse_v1
 source  Linux 6.12.95 tools/perf/pmu-events/arch/arm64/arm/neoverse-v1/metrics.json and tools/perf/pmu-events/arch/arm64/*.json (MetricName, MetricExpr, ScaleUnit, MetricGroup)
 
+group   topdownl1  Top-down level 1: where the issue slots or cycles go
+metric  backend_bound                      %      100 * (STALL_SLOT_BACKEND / (#slots * CPU_CYCLES))
+metric  bad_speculation                    %      (100 * (((1 - (OP_RETIRED / OP_SPEC)) * (1 - (STALL_SLOT / (CPU_CYCLES * 8)))) + ((BR_MIS_PRED * 4) / CPU_CYCLES)))
+metric  frontend_bound                     %      (100 * ((STALL_SLOT_FRONTEND / (CPU_CYCLES * 8)) - ((BR_MIS_PRED * 4) / CPU_CYCLES)))
+metric  retiring                           %      100 * ((OP_RETIRED / OP_SPEC) * (1 - STALL_SLOT / (#slots * CPU_CYCLES)))
+
 group   cycle_accounting  Share of cycles stalled in the frontend or in the backend
 metric  backend_stalled_cycles             %      ((STALL_BACKEND / CPU_CYCLES) * 100)
 metric  frontend_stalled_cycles            %      ((STALL_FRONTEND / CPU_CYCLES) * 100)
-
-group   topdownl1  Top-down level 1: where the issue slots or cycles go
-metric  bad_speculation                    %      (100 * (((1 - (OP_RETIRED / OP_SPEC)) * (1 - (STALL_SLOT / (CPU_CYCLES * 8)))) + ((BR_MIS_PRED * 4) / CPU_CYCLES)))
-metric  frontend_bound                     %      (100 * ((STALL_SLOT_FRONTEND / (CPU_CYCLES * 8)) - ((BR_MIS_PRED * 4) / CPU_CYCLES)))
 
 group   miss_ratio  Misses per access
 metric  branch_misprediction_ratio         ratio  (BR_MIS_PRED_RETIRED / BR_RETIRED)

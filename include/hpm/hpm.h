@@ -163,11 +163,17 @@ int hpm_evset__check_quirks(struct hpm_evset *set, const struct hpm_value *vals,
 /* Metrics added with add_metric_group, evaluated on the last read_all(). */
 int hpm_evset__nr_metrics(const struct hpm_evset *set);
 /* Returns 0 and sets *value, or -EDOM when undefined (division by zero,
- * an event that never ran). */
+ * an event that never ran), or -ENODATA when the metric needs a fact this
+ * machine does not give (#slots: the core PMU has no caps/slots, or 0 there);
+ * then hpm_ctx__last_error() says which. */
 int hpm_evset__metric(struct hpm_evset *set, int i, const struct hpm_value *vals,
 		      const char **name, const char **unit, double *value);
 
-/* Evaluate a metric expression over named values (used by tools and tests). */
+/* Evaluate a metric expression over named values (used by tools and tests).
+ * lookup is asked for event names and for HPM_EXPR_SLOTS ("#slots", the
+ * core's issue slots per cycle); a negative return other than -EDOM is
+ * returned by hpm_expr__eval, -EDOM makes the result undefined. */
+#define HPM_EXPR_SLOTS "#slots"
 typedef int (*hpm_lookup_fn)(const char *name, double *value, void *arg);
 int hpm_expr__eval(const char *expr, hpm_lookup_fn lookup, void *arg, double *out);
 

@@ -5,6 +5,7 @@
  * hpm-stat v1, docs/formats/hpm-json.md). Intervals (-I) print as they come
  * in text and CSV, like perf; JSON collects them into the document.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,10 +411,13 @@ static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
 		fprintf(f, "\n");
 	for (int i = 0; i < m; i++) {
 		const char *name, *unit;
-		hpm_evset__metric(set, i, st->total, &name, &unit, NULL);
+		int r = hpm_evset__metric(set, i, st->total, &name, &unit, NULL);
 		if (st->mvalid[i] == st->runs)
 			fprintf(f, " %18.3f %-5s %-28s\n", st->msum[i] / st->runs,
 				strcmp(unit, "-") ? unit : "", name);
+		else if (r == -ENODATA) /* a fact of the machine is missing, not a count */
+			fprintf(f, " %18s %-5s %-28s (%s)\n", "n/a", "", name,
+				hpm_ctx__last_error(st->ctx));
 		else
 			fprintf(f, " %18s %-5s %-28s (an input never counted)\n", "n/a", "", name);
 	}

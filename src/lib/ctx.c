@@ -386,15 +386,17 @@ HPM_API int hpm_ctx__for_each_metric(struct hpm_ctx *ctx, const char *pmu, const
 					pmu);
 		r = metrics_of(t, group, cb, arg, &found);
 	} else {
-		/* the CPU's own table first: its groups override generic ones of the same name */
-		ctx_detect(ctx);
+		/* the CPU's own table first: its groups override generic ones of the same name;
+		 * the table event names resolve in (HPM_PMU wins over detection), so a forced
+		 * table's metrics name events that resolve */
+		struct evtab *cpu = ctx_active_table(ctx);
 		struct evtab *g = ctx_find_table(ctx, "generic");
 		bool own = false;
-		if (ctx->cpu_tab) {
-			r = metrics_of(ctx->cpu_tab, group, cb, arg, &found);
+		if (cpu) {
+			r = metrics_of(cpu, group, cb, arg, &found);
 			own = found > 0;
-			for (int k = 0; !r && !own && k < ctx->cpu_tab->nincludes; k++) {
-				struct evtab *inc = ctx_find_table(ctx, ctx->cpu_tab->includes[k]);
+			for (int k = 0; !r && !own && k < cpu->nincludes; k++) {
+				struct evtab *inc = ctx_find_table(ctx, cpu->includes[k]);
 				if (inc)
 					r = metrics_of(inc, group, cb, arg, &found);
 				own = found > 0;

@@ -62,6 +62,10 @@ struct hpm_evset {
 	bool started; /* start() or enable_on_exec ran: leaders must not be reopened */
 	struct metric *met;
 	int nmet;
+	/* #slots of the metrics, read from sysfs once, when a metric first needs it */
+	bool slots_read;
+	double slots;         /* 0: none, slots_why says why */
+	char slots_why[200];
 	uint64_t *buf; /* group read buffer */
 	size_t buflen;
 	long pagesize;
@@ -499,6 +503,11 @@ static int collect_metric(const struct hpm_metric_info *mi, void *arg)
 		mc->err = r;
 		return 1;
 	}
+	if (strstr(mi->expr, HPM_EXPR_SLOTS) && !s->slots_read) {
+		s->slots_read = true;
+		if (core_pmu_slots(&s->slots, s->slots_why, sizeof(s->slots_why)) < 0)
+			s->slots = 0; /* never a guessed width: the metric is unavailable */
+	}
 	struct metric *m = realloc(s->met, sizeof(*m) * (size_t)(s->nmet + 1));
 	if (!m) {
 		mc->err = -ENOMEM;
@@ -749,6 +758,12 @@ static int metric_lookup(const char *name, double *value, void *arg)
 {
 	struct lookup_arg *la = arg;
 	struct resolved r;
+	if (!strcmp(name, HPM_EXPR_SLOTS)) {
+		if (!la->s->slots)
+			return -ENODATA;
+		*value = la->s->slots;
+		return 0;
+	}
 	int idx = find_event(la->s, name);
 	if (idx < 0 && names_resolve(la->s->ctx, name, &r) == 0)
 		idx = find_event(la->s, r.canon);
@@ -774,6 +789,9 @@ HPM_API int hpm_evset__metric(struct hpm_evset *s, int i, const struct hpm_value
 	int r = hpm_expr__eval(s->met[i].expr, metric_lookup, &la, &v);
 	if (r == 0 && value)
 		*value = v;
+	if (r == -ENODATA)
+		return hpm__err(s->ctx, r, "needs #slots, the core's issue width: %s",
+				s->slots_why);
 	return r;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Metric expressions: numbers, identifiers, + - * /, parentheses.
+ * Metric expressions: numbers, identifiers, + - * /, parentheses, and the
+ * machine fact #slots (perf's literal: the core's issue width per cycle).
  * Identifiers may contain '-' (generic perf names such as L1-dcache-load-misses),
  * so the minus operator must be written with spaces around it.
  */
@@ -66,6 +67,29 @@ static double parse_atom(struct parser *ps)
 			return 0;
 		}
 		ps->p = end;
+		return v;
+	}
+	if (c == '#') {
+		/* a fact of the machine, not an event: the lookup gives its value (or says
+		 * why it has none), identifier callbacks never see it since nothing is
+		 * counted for it. Only perf's #slots is known; others are errors, so a
+		 * table that names one fails to load rather than evaluating to 0. */
+		const char *s = ps->p++;
+		while (isalnum((unsigned char)*ps->p) || *ps->p == '_')
+			ps->p++;
+		if ((size_t)(ps->p - s) != strlen(HPM_EXPR_SLOTS) ||
+		    strncmp(s, HPM_EXPR_SLOTS, strlen(HPM_EXPR_SLOTS))) {
+			ps->err = -EINVAL;
+			return 0;
+		}
+		double v = 0;
+		if (ps->lookup) {
+			int r = ps->lookup(HPM_EXPR_SLOTS, &v, ps->arg);
+			if (r == -EDOM)
+				ps->undefined = true;
+			else if (r < 0)
+				ps->err = r;
+		}
 		return v;
 	}
 	if (ident_start(c)) {

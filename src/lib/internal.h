@@ -93,6 +93,8 @@ int ctx_load_tables(struct hpm_ctx *ctx);
 int ctx_table_body(struct hpm_ctx *ctx, struct evtab *t);
 struct evtab *ctx_find_table(struct hpm_ctx *ctx, const char *pmu);
 void ctx_detect(struct hpm_ctx *ctx);
+/* The CPU's table for bare names and metric groups: HPM_PMU's if set, else detected. */
+struct evtab *ctx_active_table(struct hpm_ctx *ctx);
 /* Path under HPM_SYSROOT (tests) or "/" */
 const char *sysroot_path(const char *path, char *buf, size_t len);
 int read_small_file(const char *path, char *buf, size_t len);
@@ -130,6 +132,10 @@ int tracepoint_for_each(struct hpm_ctx *ctx, const char *glob,
 /* "pmu/terms/" -> end of the spec (start of modifiers), NULL if not that shape */
 const char *pmu_spec_end(const char *s);
 int pmu_terms_resolve(struct hpm_ctx *ctx, const char *spec, size_t n, struct resolved *r);
+/* #slots of metric expressions: the issue slots per cycle the cores' PMU gives in
+ * sysfs caps/slots (perf's rule). 0, or -ENODATA with why set when there is no core
+ * PMU, no caps/slots, 0 there, or core PMUs that disagree. */
+int core_pmu_slots(double *slots, char *why, size_t len);
 
 /* ---- errors (errors.c) ---- */
 int explain_open_error(struct hpm_ctx *ctx, int err, const char *name,

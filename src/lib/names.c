@@ -232,7 +232,7 @@ static int alias_unavailable(struct hpm_ctx *ctx, struct evtab *t, const char *n
 }
 
 /* The table bare names resolve in: HPM_PMU overrides detection. */
-static struct evtab *active_table(struct hpm_ctx *ctx)
+struct evtab *ctx_active_table(struct hpm_ctx *ctx)
 {
 	const char *force = getenv("HPM_PMU");
 	if (force && *force && !ctx_load_tables(ctx))
@@ -439,7 +439,7 @@ static int resolve_base(struct hpm_ctx *ctx, const char *base, struct resolved *
 	int ret = ctx_load_tables(ctx);
 	if (ret < 0)
 		return ret;
-	struct evtab *tab = active_table(ctx), *owner = NULL;
+	struct evtab *tab = ctx_active_table(ctx), *owner = NULL;
 	ret = ctx_table_body(ctx, tab);
 	if (ret < 0)
 		return ret;
@@ -744,7 +744,7 @@ HPM_API int hpm_ctx__for_each_event(struct hpm_ctx *ctx, const char *pmu, hpm_ev
 	if (!cb)
 		return 0;
 	r = names_for_each_generic(cb, arg);
-	struct evtab *t = active_table(ctx);
+	struct evtab *t = ctx_active_table(ctx);
 	if (!r && t)
 		r = each_table(ctx, t, t, cb, arg, 0);
 	return r;

@@ -16,38 +16,102 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "internal.h"
 
 #define PMU_DIR "/sys/bus/event_source/devices"
 
-static int list_pmus(char *out, size_t len)
+/* The PMUs sysfs lists, sorted so messages and choices are the same on every run;
+ * returns how many (names to free) or -errno. */
+static int pmu_names(char **names, int max)
 {
 	char path[512];
 	DIR *d = opendir(sysroot_path(PMU_DIR, path, sizeof(path)));
-	out[0] = 0;
 	if (!d)
 		return -errno;
-	char *names[128];
 	int n = 0;
-	for (struct dirent *de; (de = readdir(d)) && n < 128;)
-		if (de->d_name[0] != '.')
-			names[n++] = strdup(de->d_name);
+	for (struct dirent *de; (de = readdir(d)) && n < max;)
+		if (de->d_name[0] != '.' && (names[n] = strdup(de->d_name)))
+			n++;
 	closedir(d);
-	/* sorted, so the message is the same on every run */
 	for (int i = 1; i < n; i++)
-		for (int k = i; k > 0 && names[k] && names[k - 1] && strcmp(names[k - 1], names[k]) > 0;
-		     k--) {
+		for (int k = i; k > 0 && strcmp(names[k - 1], names[k]) > 0; k--) {
 			char *t = names[k];
 			names[k] = names[k - 1];
 			names[k - 1] = t;
 		}
+	return n;
+}
+
+static int list_pmus(char *out, size_t len)
+{
+	char *names[128];
+	int n = pmu_names(names, 128);
+	out[0] = 0;
+	if (n < 0)
+		return n;
 	for (int i = 0; i < n; i++) {
 		size_t o = strlen(out);
-		if (names[i])
-			snprintf(out + o, len - o, "%s%s", o ? ", " : "", names[i]);
+		snprintf(out + o, len - o, "%s%s", o ? ", " : "", names[i]);
 		free(names[i]);
 	}
 	return 0;
+}
+
+/* A PMU of the cores, as perf tells them apart: "cpu" (x86 and others), or one whose
+ * sysfs folder has a "cpus" file (Arm's armv8_* PMUs, hybrid x86's cpu_core/cpu_atom). */
+static bool is_core_pmu(const char *name)
+{
+	char rel[512], path[600];
+	if (!strcmp(name, "cpu"))
+		return true;
+	snprintf(rel, sizeof(rel), PMU_DIR "/%s/cpus", name);
+	return access(sysroot_path(rel, path, sizeof(path)), F_OK) == 0;
+}
+
+int core_pmu_slots(double *slots, char *why, size_t len)
+{
+	char *names[128];
+	int n = pmu_names(names, 128), ncore = 0, ret = -ENODATA;
+	unsigned long long first = 0;
+	char first_pmu[64] = "";
+	why[0] = 0;
+	for (int i = 0; i < n; i++) {
+		if (!is_core_pmu(names[i]) || why[0])
+			continue;
+		ncore++;
+		char rel[512], buf[64], *end;
+		snprintf(rel, sizeof(rel), PMU_DIR "/%s/caps/slots", names[i]);
+		int got = read_small_file(rel, buf, sizeof(buf));
+		while (got > 0 && isspace((unsigned char)buf[got - 1]))
+			buf[--got] = 0;
+		/* the kernel writes "0x%08x" (Arm: PMMIR_EL1.SLOTS) */
+		unsigned long long v = got > 0 ? strtoull(buf, &end, 0) : 0;
+		if (got <= 0)
+			snprintf(why, len, "the core PMU %s has no caps/slots in sysfs", names[i]);
+		else if (end == buf || *end || buf[0] == '-')
+			snprintf(why, len, "the core PMU %s's caps/slots is '%.20s', not a number",
+				 names[i], buf);
+		else if (v == 0)
+			snprintf(why, len, "the core PMU %s's caps/slots is 0: the CPU does not say "
+				 "its width (PMMIR_EL1.SLOTS, read by Linux from PMUv3.4 on)", names[i]);
+		else if (ncore == 1) {
+			first = v;
+			snprintf(first_pmu, sizeof(first_pmu), "%s", names[i]);
+		} else if (v != first)
+			/* which PMU counts a raw event then depends on the CPU it runs on */
+			snprintf(why, len, "the core PMUs %s (slots %llu) and %s (slots %llu) differ",
+				 first_pmu, first, names[i], v);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	if (!why[0] && ncore == 0)
+		snprintf(why, len, "sysfs lists no core PMU in " PMU_DIR);
+	if (!why[0]) {
+		*slots = (double)first;
+		ret = 0;
+	}
+	return ret;
 }
 
 static uint64_t *attr_field(struct perf_event_attr *a, const char *field)

@@ -18,6 +18,10 @@ static int lookup(const char *name, double *v, void *arg)
 		*v = 0;
 	else if (!strcmp(name, "never"))
 		return -EDOM;
+	else if (!strcmp(name, HPM_EXPR_SLOTS))
+		*v = arg ? *(double *)arg : 0;
+	else if (!strcmp(name, "nodata"))
+		return -ENODATA;
 	else
 		return -ENOENT;
 	return 0;
@@ -65,4 +69,42 @@ TEST(scaling)
 	/* large counts keep their precision when not multiplexed */
 	CHECK(hpm_scale(0x1fffffffffffffULL, 5, 5) == (double)0x1fffffffffffffULL);
 	CHECK(fabs(hpm_scale(1000000007ULL, 3, 2) - 1500000010.5) < 1e-3);
+}
+
+static double ev_slots(const char *e, double slots, int *ret)
+{
+	double v = -1;
+	*ret = hpm_expr__eval(e, lookup, &slots, &v);
+	return v;
+}
+
+static int count_ident(const char *ident, void *arg)
+{
+	(void)ident;
+	++*(int *)arg;
+	return 0;
+}
+
+TEST(expressions_slots)
+{
+	int r, n = 0;
+	/* #slots is looked up like a name and is a term anywhere a name is */
+	CHECK(ev_slots("100 * cycles / (#slots * cycles)", 4, &r) == 25.0 && r == 0);
+	CHECK(ev_slots("#slots*2", 8, &r) == 16.0 && r == 0);
+	CHECK(ev_slots("(cycles - #slots)", 500, &r) == 1000.0 && r == 0);
+	/* a lookup that says it has no value for it: that error, not a number */
+	ev_slots("cycles / #slots", 0, &r);
+	CHECK_EQ_INT(r, -EDOM); /* division by 0: the lookup gave 0 */
+	ev("nodata / cycles", &r);
+	CHECK_EQ_INT(r, -ENODATA);
+	/* perf's other literals are not hpm's: a parse error, so tables naming them fail */
+	ev_slots("#smt_on * cycles", 8, &r);
+	CHECK_EQ_INT(r, -EINVAL);
+	ev_slots("#slotsx", 8, &r);
+	CHECK_EQ_INT(r, -EINVAL);
+	ev_slots("# slots", 8, &r);
+	CHECK_EQ_INT(r, -EINVAL);
+	/* it is no event: identifier walks (which open events) do not see it */
+	CHECK_EQ_INT(expr_identifiers("STALL_SLOT / (#slots * CPU_CYCLES)", count_ident, &n), 0);
+	CHECK_EQ_INT(n, 2);
 }

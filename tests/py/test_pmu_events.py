@@ -215,15 +215,20 @@ def test_uncore_events_are_left_out_and_said():
 def test_neoverse_topdown_metrics_come_from_the_kernel():
     p, mets = hpm_json("list", "--metrics", "--pmu", "neoverse_v1", "--json", check_rc=0)
     by = {m["name"]: m for m in mets}
-    # V1 writes its slot count (8) into the formula: it converts; N2/V2 use #slots: left out
+    # V1 writes its slot count (8) into two formulas; the other two are sbsa.json's, #slots
     assert by["frontend_bound"]["group"] == "topdownl1" and by["frontend_bound"]["unit"] == "%"
     assert by["frontend_bound"]["expr"] == (
         "(100 * ((STALL_SLOT_FRONTEND / (CPU_CYCLES * 8)) - ((BR_MIS_PRED * 4) / CPU_CYCLES)))")
+    assert by["backend_bound"]["expr"] == "100 * (STALL_SLOT_BACKEND / (#slots * CPU_CYCLES))"
     assert by["ipc"]["expr"] == "(INST_RETIRED / CPU_CYCLES)"
     p, mets = hpm_json("list", "--metrics", "--pmu", "neoverse_n2_v2", "--json", check_rc=0)
-    assert "frontend_bound" not in {m["name"] for m in mets}
+    by = {m["name"]: m for m in mets}
+    assert by["backend_bound"]["expr"] == (
+        "(100 * ((STALL_SLOT_BACKEND / (CPU_CYCLES * #slots)) - ((BR_MIS_PRED * 3) / CPU_CYCLES)))")
+    # N2/V2's other three pick STALL_SLOT by CPU revision (strcmp_cpuid_str): left out
+    assert "frontend_bound" not in by
     text = (ROOT / "data" / "metrics" / "neoverse_n2_v2.mg").read_text()
-    assert "#   frontend_bound (needs #slots, the core's issue width that perf reads from sysfs)" in text
+    assert "#   frontend_bound (uses if/else)" in text
 
 
 def test_committed_tables_are_what_the_converter_makes():

@@ -1,10 +1,12 @@
 """perf metric expressions -> hpm metric expressions (docs/formats/event-tables.md).
 
-hpm's metric language has numbers, event names, + - * / and parentheses. perf's has more:
-`#slots` (read from sysfs at run time), `if ... else`, functions (`min`, `d_ratio`,
-`strcmp_cpuid_str`, ...), `duration_time`, other PMUs' `pmu@event@` terms. A metric that
-needs any of these is left out and counted, with the reason, in the generated file's
-header. References to other metrics of the same core are inlined in parentheses.
+hpm's metric language has numbers, event names, + - * /, parentheses and `#slots` (the
+core's issue width, which libhpm reads at run time from the core PMU's sysfs caps/slots, as
+perf does). perf's has more: its other `#` literals (`#smt_on`, `#num_cores`, ...),
+`if ... else`, functions (`min`, `d_ratio`, `strcmp_cpuid_str`, ...), `duration_time`, other
+PMUs' `pmu@event@` terms. A metric that needs any of these is left out and counted, with
+the reason, in the generated file's header. References to other metrics of the same core
+are inlined in parentheses.
 
 ScaleUnit ("100%", "1percent of cycles", "1MPKI", "1per cache access") becomes a factor
 in front of the expression and one unit word.
@@ -17,7 +19,9 @@ from dataclasses import dataclass
 from tree import Metric
 
 TOKEN = re.compile(r"\s*(?:(?P<num>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)|(?P<id>[A-Za-z_][A-Za-z0-9_.]*)"
-                   r"|(?P<op>[-+*/()])|(?P<other>\S))")
+                   r"|(?P<lit>#[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[-+*/()])|(?P<other>\S))")
+# perf's `#` literals hpm's expressions know (src/lib/expr.c)
+LITERALS = {"#slots"}
 UNSUPPORTED_IDS = {"if", "else", "duration_time", "source_count", "has_event", "strcmp_cpuid_str",
                    "min", "max", "d_ratio", "not", "and", "or"}
 
@@ -83,6 +87,8 @@ class Translator:
         for i, (kind, val) in enumerate(toks):
             if kind == "other":
                 raise Skip(f"uses {val!r}, perf syntax hpm's expressions lack")
+            if kind == "lit" and val not in LITERALS:
+                raise Skip(f"uses {val}, a fact of the machine hpm does not read")
             if kind == "id":
                 low = val.lower()
                 nxt = toks[i + 1][1] if i + 1 < len(toks) else ""
@@ -106,8 +112,6 @@ class Translator:
     def convert(self, m: Metric) -> Converted:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", m.name):
             raise Skip(f"name {m.name!r} is not a metric name")
-        if "#slots" in m.expr:
-            raise Skip("needs #slots, the core's issue width that perf reads from sysfs")
         if "@" in m.expr:
             raise Skip("counts through pmu@event@ terms")
         if re.search(r"\bif\b", m.expr):
