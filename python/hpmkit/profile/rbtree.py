@@ -53,36 +53,22 @@ def inorder(items: Sequence[T], goes_left: Callable[[T, T], bool]) -> list[T]:
     return out
 
 
-def _rotate_left(x, root, left, right, parent):
-    y = right[x]
-    right[x] = left[y]
-    if left[y] != -1:
-        parent[left[y]] = x
+def _rotate(x, root, near, far, parent):
+    """x goes down to the near side: its far child y takes its place and x becomes y's near
+    child. (left, right) is a left rotation, (right, left) a right one: one body for both
+    mirror images."""
+    y = far[x]
+    far[x] = near[y]
+    if near[y] != -1:
+        parent[near[y]] = x
     parent[y] = parent[x]
     if parent[x] == -1:
         root = y
-    elif x == left[parent[x]]:
-        left[parent[x]] = y
+    elif x == near[parent[x]]:
+        near[parent[x]] = y
     else:
-        right[parent[x]] = y
-    left[y] = x
-    parent[x] = y
-    return root
-
-
-def _rotate_right(x, root, left, right, parent):
-    y = left[x]
-    left[x] = right[y]
-    if right[y] != -1:
-        parent[right[y]] = x
-    parent[y] = parent[x]
-    if parent[x] == -1:
-        root = y
-    elif x == right[parent[x]]:
-        right[parent[x]] = y
-    else:
-        left[parent[x]] = y
-    right[y] = x
+        far[parent[x]] = y
+    near[y] = x
     parent[x] = y
     return root
 
@@ -91,35 +77,21 @@ def _fix(z, root, left, right, parent, color):
     while parent[z] != -1 and color[parent[z]] == _RED:
         p = parent[z]
         g = parent[p]
-        if p == left[g]:
-            u = right[g]
-            if u != -1 and color[u] == _RED:
-                color[p] = color[u] = _BLACK
-                color[g] = _RED
-                z = g
-                continue
-            if z == right[p]:
-                z = p
-                root = _rotate_left(z, root, left, right, parent)
-                p = parent[z]
-                g = parent[p]
-            color[p] = _BLACK
+        # near: the side p hangs on below g; the other case is its mirror image
+        near, far = (left, right) if p == left[g] else (right, left)
+        u = far[g]
+        if u != -1 and color[u] == _RED:
+            color[p] = color[u] = _BLACK
             color[g] = _RED
-            root = _rotate_right(g, root, left, right, parent)
-        else:
-            u = left[g]
-            if u != -1 and color[u] == _RED:
-                color[p] = color[u] = _BLACK
-                color[g] = _RED
-                z = g
-                continue
-            if z == left[p]:
-                z = p
-                root = _rotate_right(z, root, left, right, parent)
-                p = parent[z]
-                g = parent[p]
-            color[p] = _BLACK
-            color[g] = _RED
-            root = _rotate_left(g, root, left, right, parent)
+            z = g
+            continue
+        if z == far[p]:
+            z = p
+            root = _rotate(z, root, near, far, parent)
+            p = parent[z]
+            g = parent[p]
+        color[p] = _BLACK
+        color[g] = _RED
+        root = _rotate(g, root, far, near, parent)
     color[root] = _BLACK
     return root
