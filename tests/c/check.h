@@ -18,6 +18,9 @@ struct test_case {
 void test_register(const char *name, void (*fn)(void), const char *needs);
 extern int test_failures;
 int test_rmtree(const char *path);
+/* Write text to root + rel, making the folders on the way (the imitated /proc
+ * and /sys of other machines that HPM_SYSROOT points at) */
+void test_put(const char *root, const char *rel, const char *text);
 
 #define TEST_NEEDS(name, needs)                                              \
 	static void test_##name(void);                                       \

@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 
@@ -29,6 +30,22 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 int test_rmtree(const char *path)
 {
 	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void test_put(const char *root, const char *rel, const char *text)
+{
+	char path[600], dir[600];
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *p = dir + strlen(root) + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(dir, 0755);
+			*p = '/';
+		}
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
 }
 
 int main(int argc, char **argv)

@@ -3,36 +3,19 @@
  * core of Linux's pmu-events mapfiles (tests/data/spotchecks/detect.tsv). */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 #include "internal.h"
-
-static void put(const char *root, const char *rel, const char *text)
-{
-	char path[600], dir[600];
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + strlen(root) + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			mkdir(dir, 0755);
-			*p = '/';
-		}
-	FILE *f = fopen(path, "w");
-	fputs(text, f);
-	fclose(f);
-}
 
 /* A sysroot that looks like another machine; HPM_SYSROOT points at it. */
 static int make_root(char *root, const char *isa, const char *cpuinfo, const char *midr)
 {
 	if (!mkdtemp(root))
 		return -1;
-	put(root, "/isa", isa);
-	put(root, "/proc/cpuinfo", cpuinfo);
+	test_put(root, "/isa", isa);
+	test_put(root, "/proc/cpuinfo", cpuinfo);
 	if (midr)
-		put(root, "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", midr);
+		test_put(root, "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", midr);
 	setenv("HPM_SYSROOT", root, 1);
 	return 0;
 }

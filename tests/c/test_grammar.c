@@ -6,7 +6,6 @@
  * "armv8_pmuv3_0": event 0-15, long config1:0). */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include "check.h"
 #include "internal.h"
 
@@ -14,18 +13,7 @@ static char root[64];
 
 static void put(const char *rel, const char *text)
 {
-	char path[600], dir[600];
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + strlen(root) + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			mkdir(dir, 0755);
-			*p = '/';
-		}
-	FILE *f = fopen(path, "w");
-	fputs(text, f);
-	fclose(f);
+	test_put(root, rel, text);
 }
 
 static struct hpm_ctx *machine(bool tracefs)

@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 #include "internal.h"
@@ -18,18 +17,7 @@ static char root[64];
 
 static void put(const char *rel, const char *text)
 {
-	char path[600], dir[600];
-	snprintf(path, sizeof(path), "%s%s", root, rel);
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + strlen(root) + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			mkdir(dir, 0755);
-			*p = '/';
-		}
-	FILE *f = fopen(path, "w");
-	fputs(text, f);
-	fclose(f);
+	test_put(root, rel, text);
 }
 
 #define PMUS "/sys/bus/event_source/devices/"
