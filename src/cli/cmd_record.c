@@ -694,6 +694,7 @@ int cmd_record(int argc, char **argv)
 		free(o.cpus);
 		return rc;
 	}
+	rc = 1; /* the exit status at fail: (a signal before the command ran sets 128 + it) */
 	if (!o.period && !o.freq)
 		o.freq = 4000;
 
@@ -824,14 +825,8 @@ int cmd_record(int argc, char **argv)
 	if (interrupted) {
 		fprintf(stderr, "hpm record: stopped by %s before the command ran; nothing was written\n",
 			strsignal(interrupted));
-		perf_file__abort(&pf);
-		close_targets(t, nt, nev, mapsz);
-		if (child > 0) {
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-		}
-		hpm_ctx__delete(ctx);
-		return 128 + interrupted;
+		rc = 128 + interrupted;
+		goto fail;
 	}
 	if (!ev[0].attr.enable_on_exec)
 		for (int i = 0; i < nt; i++)
@@ -954,5 +949,5 @@ fail:
 		waitpid(child, NULL, 0);
 	}
 	hpm_ctx__delete(ctx);
-	return 1;
+	return rc;
 }
