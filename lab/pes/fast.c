@@ -74,13 +74,7 @@ void instrument_fast(struct qemu_plugin_tb *qtb, struct qemu_plugin_insn **qi, s
 		if (icnt)
 			add_insn(qi[i], sb_icnt, c - (i - 1));
 	}
-	const struct insn *last = &t->in[t->n - 1];
-	if (last->cls & IC_MEMEV) {
-		enum qemu_plugin_mem_rw rw = (last->cls & IC_MEM) == IC_MEM ? QEMU_PLUGIN_MEM_RW
-					   : last->cls & IC_LOAD ? QEMU_PLUGIN_MEM_R : QEMU_PLUGIN_MEM_W;
-		qemu_plugin_register_vcpu_mem_inline_per_vcpu(qi[t->n - 1], rw,
-							      QEMU_PLUGIN_INLINE_STORE_U64, sb_done, t->id);
-	}
+	mark_done(qi, t);
 	for (uint32_t i = 0; i < t->n; i++)
 		if (sampled_insn(t, i) || i == 0)
 			qemu_plugin_register_vcpu_insn_exec_cond_cb(qi[i], on_sample, QEMU_PLUGIN_CB_R_REGS,

@@ -164,6 +164,7 @@ uint64_t draw_period(void);
 void count_late(struct vcpu *v, uint64_t pc);
 bool unsure(const struct tb *t, uint32_t i);
 void instrument_fast(struct qemu_plugin_tb *qtb, struct qemu_plugin_insn **qi, struct tb *t);
+void mark_done(struct qemu_plugin_insn **qi, const struct tb *t);
 void on_tb_fast(unsigned vcpu, void *tb);
 void fast_start(unsigned vcpu, const struct hookpt *h, uint64_t period);
 void on_done_fast(unsigned vcpu, void *tb);

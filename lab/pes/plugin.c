@@ -34,13 +34,32 @@ struct tb *tb_by_id(uint64_t id)
 }
 static uint64_t hook_switch, hook_comm, hook_exec;
 
+/* A block whose last instruction accesses memory names itself in `done` when that
+ * access completes (both modes; see fast.c for how the next block reads it). */
+void mark_done(struct qemu_plugin_insn **qi, const struct tb *t)
+{
+	const struct insn *last = &t->in[t->n - 1];
+	if (last->cls & IC_MEMEV) {
+		enum qemu_plugin_mem_rw rw = (last->cls & IC_MEM) == IC_MEM ? QEMU_PLUGIN_MEM_RW
+					   : last->cls & IC_LOAD ? QEMU_PLUGIN_MEM_R : QEMU_PLUGIN_MEM_W;
+		qemu_plugin_register_vcpu_mem_inline_per_vcpu(qi[t->n - 1], rw,
+							      QEMU_PLUGIN_INLINE_STORE_U64, sb_done, t->id);
+	}
+}
+
+/* one line on stderr: "hpmpes: " and the message */
+static void say(const char *fmt, va_list ap)
+{
+	fputs("hpmpes: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void pes_fatal(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("hpmpes: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say(fmt, ap);
 	va_end(ap);
 	exit(1);
 }
@@ -139,13 +158,7 @@ static void instrument_full(struct qemu_plugin_tb *qtb, struct qemu_plugin_insn 
 			qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(
 				qi[i], QEMU_PLUGIN_INLINE_STORE_U64, sb_pos, next_unsure);
 	}
-	const struct insn *last = &t->in[t->n - 1];
-	if (last->cls & IC_MEMEV) {
-		enum qemu_plugin_mem_rw rw = (last->cls & IC_MEM) == IC_MEM ? QEMU_PLUGIN_MEM_RW
-					   : last->cls & IC_LOAD ? QEMU_PLUGIN_MEM_R : QEMU_PLUGIN_MEM_W;
-		qemu_plugin_register_vcpu_mem_inline_per_vcpu(qi[t->n - 1], rw,
-							      QEMU_PLUGIN_INLINE_STORE_U64, sb_done, t->id);
-	}
+	mark_done(qi, t);
 	/* the first instruction also takes samples that came due without a callback */
 	for (uint32_t i = 0; out_enabled && i < t->n; i++)
 		if (sampled_insn(t, i) || i == 0)
@@ -270,9 +283,7 @@ static int fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("hpmpes: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say(fmt, ap);
 	va_end(ap);
 	return 1;
 }
