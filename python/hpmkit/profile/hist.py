@@ -129,6 +129,13 @@ def unresolved_text(ip: int) -> str:
     return "0" * 16 if ip == 0 else f"0x{ip:016x}"
 
 
+def _cmp_unknown_last(x, y) -> int:
+    """perf's order of DSO and symbol names: by name, an unknown one (None) after all."""
+    if x is None or y is None:
+        return (x is None) - (y is None)
+    return (-1 if x < y else 1) if x != y else 0
+
+
 def _signed(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
@@ -413,25 +420,14 @@ class Report:
             i = self.opts.sort.index(k)
             x, y = a.key[i], b.key[i]
             if k == "dso":
-                if x is None or y is None:
-                    if x is None and y is not None:
-                        return 1
-                    if y is None and x is not None:
-                        return -1
-                elif x != y:
-                    return -1 if x < y else 1
+                c = _cmp_unknown_last(x, y)
             elif k == "sym":
-                nx = fr.name[a.frame] if a.frame is not None else None
-                ny = fr.name[b.frame] if b.frame is not None else None
-                if nx is None or ny is None:
-                    if nx is None and ny is not None:
-                        return 1
-                    if ny is None and nx is not None:
-                        return -1
-                elif nx != ny:
-                    return -1 if nx < ny else 1
-            elif x != y:            # comm by name, threads, processes and CPUs by number
-                return -1 if x < y else 1
+                c = _cmp_unknown_last(fr.name[a.frame] if a.frame is not None else None,
+                                      fr.name[b.frame] if b.frame is not None else None)
+            else:                   # comm by name, threads, processes and CPUs by number
+                c = (-1 if x < y else 1) if x != y else 0
+            if c:
+                return c
         return 0
 
     def sort(self, order_by: list[str], skip: set[str] = frozenset()) -> None:
