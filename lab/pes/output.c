@@ -209,18 +209,10 @@ void out_comm(const struct task *t, bool exec, uint64_t time, unsigned cpu)
 void out_mmap2(const struct task *t, uint64_t start, uint64_t len, uint64_t pgoff,
 	       const char *name, uint64_t time, unsigned cpu)
 {
-	struct {
-		uint32_t pid, tid;
-		uint64_t start, len, pgoff;
-		uint32_t maj, min;
-		uint64_t ino, ino_gen;
-		uint32_t prot, flags;
-		char name[128];
-	} b = { .pid = (uint32_t)t->tgid, .tid = (uint32_t)t->pid, .start = start, .len = len,
+	struct pf_mmap2 b = { .pid = (uint32_t)t->tgid, .tid = (uint32_t)t->pid, .start = start, .len = len,
 		.pgoff = pgoff, .prot = 5 /* r-x */, .flags = 2 /* MAP_PRIVATE */ };
 	snprintf(b.name, sizeof(b.name), "%s", name);
-	record(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &b,
-	       offsetof(__typeof__(b), name) + strlen(b.name) + 1, (uint32_t)t->tgid,
+	record(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &b, pf_mmap2_len(&b), (uint32_t)t->tgid,
 	       (uint32_t)t->pid, time, cpu);
 }
 

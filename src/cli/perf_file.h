@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* header feature bits (tools/perf/util/header.h) that hpm writes */
 enum {
@@ -53,6 +54,22 @@ struct perf_file {
 	int ngroups;
 	struct { int leader, n; char name[128]; } groups[PF_MAX_ATTRS];
 };
+
+/* The body of a PERF_RECORD_MMAP2 record before its sample_id trailer, as hpm record and
+ * the lab's sampler both write it; the name ends with its NUL (pf_mmap2_len). */
+struct pf_mmap2 {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_gen;
+	uint32_t prot, flags;
+	char name[4096];
+};
+
+static inline size_t pf_mmap2_len(const struct pf_mmap2 *m)
+{
+	return offsetof(struct pf_mmap2, name) + strlen(m->name) + 1;
+}
 
 int perf_file__open(struct perf_file *pf, const char *path);
 /* Attrs and their ids must be complete before the first record. */

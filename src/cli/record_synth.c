@@ -61,19 +61,12 @@ struct synth_maps {
 static int synth_map(const struct proc_map *m, void *arg)
 {
 	struct synth_maps *c = arg;
-	struct {
-		uint32_t pid, tid;
-		uint64_t start, len, pgoff;
-		uint32_t maj, min;
-		uint64_t ino, ino_gen;
-		uint32_t prot, flags;
-		char name[4096];
-	} b = { .pid = c->pid, .tid = c->pid, .start = m->start, .len = m->end - m->start,
+	struct pf_mmap2 b = { .pid = c->pid, .tid = c->pid, .start = m->start, .len = m->end - m->start,
 		.pgoff = m->pgoff, .maj = m->maj, .min = m->min, .ino = m->ino,
 		.prot = 5 /* r-x */, .flags = 2 /* private */ };
 	snprintf(b.name, sizeof(b.name), "%s", *m->name ? m->name : "//anon");
-	size_t len = offsetof(__typeof__(b), name) + strlen(b.name) + 1;
-	int r = rec_emit(c->pf, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &b, len, c->pid, c->pid, 0);
+	int r = rec_emit(c->pf, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &b, pf_mmap2_len(&b),
+			 c->pid, c->pid, 0);
 	if (!r)
 		(*c->n)++;
 	return r;
