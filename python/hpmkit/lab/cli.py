@@ -165,6 +165,8 @@ def _record(args) -> int:
     opts = record.Options(event=args.event, period=args.period, seed=args.seed,
                           exact=args.exact, comms=args.comm, add=args.add,
                           timeout=args.timeout, env=_env(args.env))
+    if args.jobs is not None and args.jobs < 1:
+        raise LabError(f"-j wants a number of jobs of at least 1, got {args.jobs}")
     arches = _arches(args.arch)
     jobs = [record.make_job(arch, argv, opts, key=arch) for arch in arches]
     for arch in arches:
