@@ -10,6 +10,7 @@ PKGS=(
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross  # static hpm for riscv64
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross    # static hpm for aarch64
   qemu-user-static                             # cross-built unit tests
+  gdb-multiarch                                # independent unwinder for the lab's user stacks
   linux-perf                                   # reference for hpm stat tests
   libpapi-dev papi-tools                       # overhead benchmark against PAPI 7
   python3 python3-venv python3-pip             # hpmkit analysis package

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Host copies of the guest's binaries (bins=DIR, e.g. build/<arch>/bin): the program
  * headers give a user mapping its file offset (pgoff) and the symbol table the function
- * bounds the unwinder needs to tell whether a frame is set up yet. Static ELF64
+ * bounds the unwinder needs to tell whether a frame is set up yet, and the call-frame
+ * information (.eh_frame, .debug_frame) the user-stack unwinder prefers (cfi.c). Static ELF64
  * little-endian executables; anything else is treated as absent. */
 #include <elf.h>
 #include <stdio.h>
@@ -56,11 +57,33 @@ static void load(struct exe *e, const char *path)
 			e->seg[e->nseg].memsz = ph[i].p_memsz;
 			e->seg[e->nseg].exec = ph[i].p_flags & PF_X;
 			e->nseg++;
+			if ((ph[i].p_flags & PF_X) && !e->text && ph[i].p_offset + ph[i].p_filesz <= len) {
+				e->text = malloc(ph[i].p_filesz);
+				memcpy(e->text, p + ph[i].p_offset, ph[i].p_filesz);
+				e->text_va = ph[i].p_vaddr;
+				e->text_len = ph[i].p_filesz;
+			}
 		}
 	e->found = true;
 	if (h->e_shoff + (uint64_t)h->e_shnum * sizeof(Elf64_Shdr) > len)
 		goto out;
 	const Elf64_Shdr *sh = (const void *)(p + h->e_shoff);
+	const Elf64_Shdr *eh = NULL, *dbg = NULL;
+	const Elf64_Shdr *strs = h->e_shstrndx < h->e_shnum ? &sh[h->e_shstrndx] : NULL;
+	for (int i = 0; strs && strs->sh_offset + strs->sh_size <= len && i < h->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_PROGBITS || sh[i].sh_offset + sh[i].sh_size > len ||
+		    sh[i].sh_name >= strs->sh_size)
+			continue;
+		const char *nm = (const char *)p + strs->sh_offset + sh[i].sh_name;
+		size_t room = strs->sh_size - sh[i].sh_name;
+		if (!strncmp(nm, ".eh_frame", room) && strnlen(nm, room) == 9)
+			eh = &sh[i];
+		else if (!strncmp(nm, ".debug_frame", room) && strnlen(nm, room) == 12)
+			dbg = &sh[i];
+	}
+	if (eh || dbg)
+		cfi_load(e, eh ? p + eh->sh_offset : NULL, eh ? eh->sh_size : 0, eh ? eh->sh_addr : 0,
+			 dbg ? p + dbg->sh_offset : NULL, dbg ? dbg->sh_size : 0);
 	for (int i = 0; i < h->e_shnum; i++) {
 		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_offset + sh[i].sh_size > len)
 			continue;

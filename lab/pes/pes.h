@@ -95,6 +95,16 @@ struct vcpu {
 	bool late;
 };
 
+/* a function's frame read from its prologue (for code without call-frame information):
+ * CFA = register cfa_reg (sp, or the frame pointer of a function that moves sp by
+ * variable amounts) + cfa_off; register r saved at CFA + save[r] when bit r of saved is set */
+struct prologue {
+	int cfa_reg;
+	int64_t cfa_off;
+	int64_t save[32];
+	uint32_t saved;
+};
+
 /* ISA description (riscv64.c, aarch64.c) */
 struct regs;
 struct isa {
@@ -110,6 +120,9 @@ struct isa {
 	/* frame record at fp: offsets of the return address and the caller's fp */
 	int fr_ra, fr_fp;
 	bool leaf_fp_slot; /* riscv: a leaf keeps only the caller's fp, at the ra slot */
+	/* the frame set up by the code from a function's start to pc_off (NULL: frame
+	 * pointers are walked instead) */
+	bool (*prologue)(const uint8_t *code, size_t len, uint64_t pc_off, struct prologue *pr);
 	/* pt_regs: offsets of the user pc, sp, fp, ra and mode word; user mode test */
 	int pr_pc, pr_sp, pr_fp, pr_ra, pr_mode;
 	bool (*pr_user)(uint64_t mode);
@@ -203,6 +216,9 @@ struct exe {
 		bool exec;
 	} seg[16];
 	int nseg;
+	struct cfi *cfi; /* call-frame information (cfi.c), NULL: none */
+	uint8_t *text;   /* the executable segment's bytes (prologues) */
+	uint64_t text_va, text_len;
 };
 struct exe *exe_get(const char *name);
 int64_t exe_func(const struct exe *e, uint64_t addr);
@@ -240,11 +256,26 @@ uint64_t task_mm_off(void);
 /* a user task's memory from a kernel-mode callback (uaccess.c) */
 bool uread64(const struct task *t, struct regs *r, uint64_t va, uint64_t *v);
 void uaccess_begin(void);
+void uaccess_learn(const struct task *t, struct regs *r); /* at an exec's end */
+uint64_t task_live_mm(const struct task *t);
 extern uint64_t n_tasks;
+
+/* user stacks by call-frame information (cfi.c) */
+struct uregs {
+	uint64_t v[32]; /* DWARF integer registers: riscv x0-x31, arm64 x0-x30 and sp */
+	uint64_t known; /* bit per register */
+	uint64_t pc;
+	bool caller; /* pc is a return address (every frame but the first) */
+};
+enum { CFI_OK, CFI_NONE /* no CFI covers pc */, CFI_END /* outermost frame */, CFI_FAIL };
+void cfi_load(struct exe *e, const void *eh, size_t eh_len, uint64_t eh_va, const void *dbg, size_t dbg_len);
+size_t cfi_count(const struct exe *e);
+int cfi_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, uint64_t a, uint64_t *v), void *ctx);
+int prologue_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, uint64_t a, uint64_t *v), void *ctx);
 
 /* call chains (unwind.c) */
 int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t *chain);
-extern uint64_t n_chain_user_cut, n_chain_entry;
+extern uint64_t n_chain_user_cut, n_chain_entry, n_chain_cfi, n_chain_fp, n_chain_no_mm;
 void unwind_init(void);
 
 /* perf.data output (output.c) */

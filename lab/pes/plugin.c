@@ -259,6 +259,12 @@ static void on_exit_cb(qemu_plugin_id_t id, void *p)
 	if (n_chain_entry)
 		fprintf(stderr, "; %llu kernel samples in entry code before pt_regs is saved have no "
 			"user part", (unsigned long long)n_chain_entry);
+	if (n_chain_no_mm)
+		fprintf(stderr, "; %llu kernel samples of exiting tasks (address space gone) have no "
+			"user part", (unsigned long long)n_chain_no_mm);
+	if (n_chain_cfi || n_chain_fp)
+		fprintf(stderr, "; user stacks: %llu by call-frame information, %llu by frame pointers",
+			(unsigned long long)n_chain_cfi, (unsigned long long)n_chain_fp);
 	if (opt.exact && !rc)
 		fprintf(stderr, "; exact counts written to %s", opt.exact);
 	if (!count_started())

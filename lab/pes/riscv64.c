@@ -2,6 +2,7 @@
 /* RV64GC: instruction classes, data addresses of loads/stores, frame and pt_regs layout.
  * Encodings from the RISC-V unprivileged spec (base opcodes, chapter "RVC" for the
  * 16-bit forms); pt_regs from arch/riscv/include/asm/ptrace.h of Linux 6.1. */
+#include <string.h>
 #include "pes.h"
 
 static int64_t sext(uint64_t v, int bits)
@@ -152,6 +153,188 @@ static enum priv priv(uint64_t mode)
 	}
 }
 
+/* The frame a function without call-frame information has set up by pc, read from its
+ * prologue as gdb's riscv prologue analyser does, a little further: stack adjustments
+ * (addi/c.addi/c.addi16sp on sp, and add/sub/c.add of a register whose constant was built
+ * by lui/addi/c.lui/c.li, as large frames do), a frame pointer set from sp (s0, kept by
+ * functions that move sp by variable amounts) and register saves to the stack (sd/c.sdsp),
+ * from the function's first instruction up to pc. Conditional branches and calls are
+ * passed (shrink-wrapped prologues follow an early-exit test); code after a jump or return
+ * is reached by a branch from the body, so the scan goes on there with the frame as the
+ * prologue left it. The first save of a register is its save. Offsets are relative to the
+ * CFA (sp at entry). */
+struct pframe {
+	int64_t down;   /* CFA - sp */
+	bool sp_lost;   /* sp moved by an amount not known here (alloca) */
+	bool fp_set;    /* s0 = sp + imm was done: CFA = s0 + fp_off */
+	int64_t fp_off;
+};
+
+struct pscan {
+	struct pframe f, whole; /* now; the frame as the prologue left it */
+	int64_t k[32]; /* constants in registers */
+	uint32_t known;
+	struct prologue *pr;
+};
+
+static void p_const(struct pscan *ps, unsigned rd, int64_t v)
+{
+	if (rd == 8)
+		ps->f.fp_set = false;
+	if (rd && rd != 2) {
+		ps->k[rd] = v;
+		ps->known |= 1u << rd;
+	}
+}
+
+static void p_save(struct pscan *ps, unsigned reg, int64_t off)
+{
+	if (!(ps->pr->saved & (1u << reg))) {
+		ps->pr->save[reg] = off - ps->f.down;
+		ps->pr->saved |= 1u << reg;
+	}
+}
+
+static void p_fp(struct pscan *ps, int64_t imm) /* s0 = sp + imm */
+{
+	ps->f.fp_set = !ps->f.sp_lost;
+	ps->f.fp_off = ps->f.down - imm;
+	if (ps->f.down == ps->whole.down && !ps->f.sp_lost)
+		ps->whole = ps->f;
+}
+
+/* a write to rd that is not tracked */
+static void p_clobber(struct pscan *ps, unsigned rd)
+{
+	ps->known &= ~(1u << rd);
+	if (rd == 8)
+		ps->f.fp_set = false;
+	if (rd == 2)
+		ps->f.sp_lost = true;
+}
+
+static void p_sp(struct pscan *ps, int64_t add)
+{
+	ps->f.down -= add;
+	if (ps->f.down > ps->whole.down && !ps->f.sp_lost)
+		ps->whole = ps->f;
+}
+
+/* one 16-bit instruction; false: the code goes elsewhere (c.j, c.jr) */
+static bool p_insn16(struct pscan *ps, uint32_t c)
+{
+	unsigned q = c & 3, f3 = (c >> 13) & 7, rd = (c >> 7) & 31, rs2 = (c >> 2) & 31;
+	int64_t imm6 = sext(((c >> 12) & 1) << 5 | rs2, 6);
+	if (q == 0 && f3 == 0 && ((c >> 2) & 7) == 0) { /* c.addi4spn s0, sp, imm */
+		p_fp(ps, (int64_t)(((c >> 11) & 3) << 4 | ((c >> 7) & 15) << 6 | ((c >> 6) & 1) << 2 |
+				   ((c >> 5) & 1) << 3));
+	} else if (q == 0 && f3 == 0) {
+		p_clobber(ps, 8 + ((c >> 2) & 7));
+	} else if (q == 1 && f3 == 3 && rd == 2) { /* c.addi16sp */
+		uint64_t im = ((c >> 12) & 1) << 9 | ((c >> 6) & 1) << 4 | ((c >> 5) & 1) << 6 |
+			      ((c >> 3) & 3) << 7 | ((c >> 2) & 1) << 5;
+		p_sp(ps, sext(im, 10));
+	} else if (q == 1 && f3 == 3) { /* c.lui */
+		p_const(ps, rd, imm6 * 4096);
+	} else if (q == 1 && f3 == 2) { /* c.li */
+		p_const(ps, rd, imm6);
+	} else if (q == 1 && f3 == 0 && rd == 2) { /* c.addi sp */
+		p_sp(ps, imm6);
+	} else if (q == 1 && (f3 == 0 || f3 == 1) && (ps->known & (1u << rd))) { /* c.addi(w) */
+		int64_t v = ps->k[rd] + imm6;
+		p_const(ps, rd, f3 == 1 ? (int64_t)(int32_t)v : v);
+	} else if (q == 2 && f3 == 7) { /* c.sdsp */
+		p_save(ps, rs2, (int64_t)(((c >> 10) & 7) << 3 | ((c >> 7) & 7) << 6));
+	} else if (q == 2 && f3 == 4 && ((c >> 12) & 1) && rd == 2 && rs2) { /* c.add sp, rs2 */
+		if (ps->known & (1u << rs2))
+			p_sp(ps, ps->k[rs2]);
+		else
+			ps->f.sp_lost = true;
+	} else if (q == 2 && f3 == 4 && rd == 8 && rs2 == 2 && !((c >> 12) & 1)) { /* c.mv s0, sp */
+		p_fp(ps, 0);
+	} else if ((q == 1 && f3 == 5) || (q == 2 && f3 == 4 && !((c >> 12) & 1) && !rs2 && rd)) {
+		return false; /* c.j, c.jr */
+	} else if (q == 0 && (f3 == 1 || f3 == 2 || f3 == 3)) {
+		p_clobber(ps, 8 + ((c >> 2) & 7)); /* c.fld c.lw c.ld */
+	} else if (q == 1 && f3 == 4) {
+		p_clobber(ps, 8 + ((c >> 7) & 7)); /* c.srli c.srai c.andi c.sub ... */
+	} else if (rd && q != 0 && !(q == 1 && f3 >= 5) && !(q == 2 && f3 >= 5)) {
+		p_clobber(ps, rd); /* anything else that writes rd */
+	}
+	return true;
+}
+
+/* one 32-bit instruction; false: the code goes elsewhere (jump, return, tail call) */
+static bool p_insn32(struct pscan *ps, uint32_t i)
+{
+	unsigned op = i & 0x7f, rd = (i >> 7) & 31, f3 = (i >> 12) & 7, rs1 = (i >> 15) & 31,
+		 rs2 = (i >> 20) & 31, f7 = i >> 25;
+	int64_t imm = sext(i >> 20, 12);
+	if ((op == 0x6f || op == 0x67) && rd == 0)
+		return false;
+	if (op == 0x13 && f3 == 0 && rd == 2 && rs1 == 2) { /* addi sp, sp, imm */
+		p_sp(ps, imm);
+	} else if (op == 0x23 && f3 == 3 && rs1 == 2) { /* sd rs2, imm(sp) */
+		p_save(ps, rs2, sext((i >> 25) << 5 | ((i >> 7) & 31), 12));
+	} else if (op == 0x13 && f3 == 0 && rd == 8 && rs1 == 2) { /* addi s0, sp, imm */
+		p_fp(ps, imm);
+	} else if (op == 0x33 && f3 == 0 && rd == 2 && (rs1 == 2 || rs2 == 2) && (f7 == 0 || f7 == 0x20)) {
+		unsigned other = rs1 == 2 ? rs2 : rs1; /* add/sub sp, sp, reg */
+		if ((ps->known & (1u << other)) && !(f7 == 0x20 && rs1 != 2))
+			p_sp(ps, f7 == 0x20 ? -ps->k[other] : ps->k[other]);
+		else
+			ps->f.sp_lost = true;
+	} else if (op == 0x13 && f3 == 0 && rd == 2 && rs1 == 8 && ps->f.fp_set) { /* addi sp, s0, imm */
+		ps->f.down = ps->f.fp_off - imm;
+		ps->f.sp_lost = false;
+	} else if (op == 0x37) { /* lui */
+		p_const(ps, rd, (int64_t)(int32_t)(i & 0xfffff000));
+	} else if ((op == 0x13 || op == 0x1b) && f3 == 0 && rd != 2 && rd != 8 &&
+		   (rs1 == 0 || (ps->known & (1u << rs1)))) { /* addi(w) of a constant */
+		int64_t v = (rs1 ? ps->k[rs1] : 0) + imm;
+		p_const(ps, rd, op == 0x1b ? (int64_t)(int32_t)v : v);
+	} else if (op != 0x63 && op != 0x23 && op != 0x27 && op != 0x0f && op != 0x73 && rd) {
+		p_clobber(ps, rd); /* sp moved otherwise (alloca), s0 reused, a register */
+	}
+	return true;
+}
+
+static bool prologue(const uint8_t *code, size_t len, uint64_t pc_off, struct prologue *pr)
+{
+	struct pscan ps = { .pr = pr };
+	memset(pr, 0, sizeof(*pr));
+	for (size_t at = 0; at < pc_off;) {
+		if (at + 2 > len || at >= 65536)
+			return false;
+		uint32_t c = code[at] | (uint32_t)code[at + 1] << 8;
+		bool on;
+		if ((c & 3) != 3) {
+			on = p_insn16(&ps, c);
+			at += 2;
+		} else {
+			if (at + 4 > len)
+				return false;
+			on = p_insn32(&ps, c | (uint32_t)code[at + 2] << 16 | (uint32_t)code[at + 3] << 24);
+			at += 4;
+		}
+		/* after a jump or return, code is reached by a branch from the body: the frame is
+		 * as the prologue left it */
+		if (!on)
+			ps.f = ps.whole;
+	}
+	/* a frame pointer, once set, places the frame wherever sp has moved */
+	if (ps.f.fp_set) {
+		pr->cfa_reg = 8;
+		pr->cfa_off = ps.f.fp_off;
+		return true;
+	}
+	if (ps.f.sp_lost || ps.f.down < 0)
+		return false;
+	pr->cfa_reg = 2;
+	pr->cfa_off = ps.f.down;
+	return true;
+}
+
 /* pt_regs.status: SPP (bit 8) clear = the trap came from user mode */
 static bool pr_user(uint64_t status)
 {
@@ -172,6 +355,7 @@ const struct isa isa_riscv64 = {
 	/* non-leaf frame: ra at fp-8, caller's fp at fp-16 */
 	.fr_ra = -8, .fr_fp = -16,
 	.leaf_fp_slot = true,
+	.prologue = prologue,
 	/* struct pt_regs { epc, ra, sp, gp, tp, t0-t2, s0, ... t6, status, ... } */
 	.pr_pc = 0, .pr_ra = 8, .pr_sp = 16, .pr_fp = 64, .pr_mode = 256,
 	.pr_user = pr_user,

@@ -321,6 +321,8 @@ void on_exec_done(unsigned vcpu, void *ud)
 	if (!t || !t->ptr)
 		return;
 	read_mm(t);
+	struct regs r = { .have = 0 };
+	uaccess_learn(t, &r);
 	task_need_map(t, vcpu, hook_time(vcpu, ud));
 }
 

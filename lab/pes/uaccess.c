@@ -2,10 +2,12 @@
 /* Reading a user task's memory from a kernel-mode callback. QEMU's debug reads follow the
  * current privilege, and the kernel runs with user access closed (riscv SUM, arm64 PAN),
  * so a kernel sample could not walk the user stack saved at kernel entry. The plugin
- * translates the address itself: it walks the task's page tables (root from riscv satp /
- * arm64 TTBR0_EL1, which hold the running task's tables in kernel mode too) and reads
- * the physical page through the kernel's linear map, whose offset is learnt from the
- * task's mm->pgd (a linear-map address) against that root. Formats: RISC-V privileged
+ * translates the address itself: it walks the sampled task's own page tables (its live
+ * mm->pgd, not the root register: around a context switch that holds the next task's
+ * tables, measured as 2 % of a pipe ping-pong's kernel samples with the other process's
+ * stack) and reads the physical page through the kernel's linear map, whose offset is
+ * learnt once at an exec from the root register (riscv satp / arm64 TTBR0_EL1)
+ * against the running task's mm->pgd (a linear-map address). Formats: RISC-V privileged
  * spec (Sv39/48/57 PTEs), Arm ARM (VMSAv8-64 4 KiB granule descriptors). */
 #include "pes.h"
 
@@ -50,12 +52,8 @@ static bool learn_linear(const struct task *t, uint64_t root_pa)
 	return true;
 }
 
-static bool translate(struct regs *r, uint64_t va, uint64_t *pa)
+static bool translate(uint64_t table, int levels, uint64_t va, uint64_t *pa)
 {
-	uint64_t table;
-	int levels;
-	if (!root(r, &table, &levels))
-		return false;
 	for (int l = levels - 1; l >= 0; l--) {
 		uint64_t idx = (va >> (12 + 9 * l)) & 511, e;
 		if (!phys_read64(table + idx * 8, &e))
@@ -87,6 +85,36 @@ static bool translate(struct regs *r, uint64_t va, uint64_t *pa)
 	return false;
 }
 
+/* Learnt at the end of an exec (finalize_exec), where the root register certainly holds
+ * the exec'ing task's new tables. Elsewhere in kernel mode it may not: around a context
+ * switch the next task's tables are installed (switch_mm) before the switch the plugin
+ * follows (__switch_to). (A user-mode callback cannot read the task structure.) */
+void uaccess_learn(const struct task *t, struct regs *r)
+{
+	uint64_t root_pa;
+	int levels;
+	if (linear == -1 && t && t->user && root(r, &root_pa, &levels))
+		learn_linear(t, root_pa);
+}
+
+/* the task's live mm (0 once it has left it on exit: perf then records no user stack) */
+uint64_t task_live_mm(const struct task *t)
+{
+	uint64_t mm;
+	return t && task_mm_off() && gread64(t->ptr + task_mm_off(), &mm) ? mm : 0;
+}
+
+/* the root of the task's own page tables (mm->pgd), whatever the root register holds */
+static bool task_root(const struct task *t, struct regs *r, uint64_t *pa, int *levels)
+{
+	uint64_t cur, mm = task_live_mm(t), pgd;
+	if (linear == -1 || !mm || !task_mm_pgd_off() || !root(r, &cur, levels) ||
+	    !gread64(mm + task_mm_pgd_off(), &pgd) || pgd < (uint64_t)linear)
+		return false;
+	*pa = pgd - (uint64_t)linear;
+	return true;
+}
+
 static uint64_t c_va = 1, c_pa; /* last page translated, within one call chain */
 static const struct task *c_t;
 
@@ -99,14 +127,12 @@ void uaccess_begin(void)
 bool uread64(const struct task *t, struct regs *r, uint64_t va, uint64_t *v)
 {
 	uint64_t page = va & ~4095ULL, pa;
-	if (gread64(va, v))
-		return true; /* user access open (SUM/PAN off) or user mode */
 	if (c_t == t && c_va == page) {
 		pa = c_pa;
 	} else {
 		uint64_t root_pa;
 		int levels;
-		if (!root(r, &root_pa, &levels) || !learn_linear(t, root_pa) || !translate(r, page, &pa))
+		if (!task_root(t, r, &root_pa, &levels) || !translate(root_pa, levels, page, &pa))
 			return false;
 		c_t = t;
 		c_va = page;
@@ -114,4 +140,3 @@ bool uread64(const struct task *t, struct regs *r, uint64_t va, uint64_t *v)
 	}
 	return phys_read64(pa + (va & 4095), v);
 }
-

@@ -23,11 +23,15 @@
  * whose user stack cannot be read even so stops after the user pc and its caller (from
  * the saved ra) and is counted (n_chain_user_cut). A sample in the entry code before the
  * registers are saved (riscv handle_exception.._save_context, arm64 vectors and el*_*
- * entry stubs) has no user part (n_chain_entry). */
+ * entry stubs) has no user part (n_chain_entry).
+ *
+ * User stacks prefer the binary's call-frame information (cfi.c): user code need not keep
+ * frame pointers (Debian's riscv64 glibc does not). The frame-pointer rules serve the
+ * kernel, binaries without CFI and functions CFI does not cover. */
 #include <linux/perf_event.h>
 #include "pes.h"
 
-uint64_t n_chain_user_cut, n_chain_entry;
+uint64_t n_chain_user_cut, n_chain_entry, n_chain_cfi, n_chain_fp, n_chain_no_mm;
 static uint64_t entry_lo, entry_hi;
 
 void unwind_init(void)
@@ -141,6 +145,55 @@ static int frames(const struct space *s, uint64_t pc, uint64_t fp, uint64_t ra, 
 	return walk(s, fp, ch, n);
 }
 
+static bool cfi_read(void *ctx, uint64_t a, uint64_t *v)
+{
+	const struct space *s = ctx;
+	return addr_ok(s, a) && rd64(s, a, v);
+}
+
+/* A user stack from a full register set: call-frame information where the binary has it
+ * (cfi.c), else the function's prologue where the ISA has an analyser (riscv), else the
+ * frame-pointer rules above. On arm64 a first function without CFI whose return-address
+ * register points into another function is taken as a leaf that has not touched its
+ * stack (hand-written string functions of libc); a caller without CFI is walked by its
+ * frame record. Returns the new length, or -n-1 as frames() does. */
+static int user_frames(const struct space *s, struct uregs *u, uint64_t *ch, int n)
+{
+	const struct isa *isa = opt.isa;
+	const struct exe *e = s->t ? s->t->exe : NULL;
+	uint64_t fp = u->v[isa->r_fp], ra = u->v[isa->r_ra];
+	if (!cfi_count(e) && !(isa->prologue && e && e->text)) {
+		n_chain_fp++;
+		return frames(s, u->pc, fp, ra, ch, n);
+	}
+	int steps = 0;
+	while (n < PES_MAX_CHAIN) {
+		int rc = cfi_step(e, u, cfi_read, (void *)s);
+		if (rc == CFI_NONE)
+			rc = prologue_step(e, u, cfi_read, (void *)s);
+		if (rc == CFI_NONE && !steps) {
+			bool leaf = is_text(s, ra) && func(s, ra - 1) >= 0 && func(s, ra - 1) != func(s, u->pc);
+			if (!leaf) {
+				n_chain_fp++;
+				return frames(s, u->pc, fp, ra, ch, n);
+			}
+			u->pc = ra;
+			u->caller = true;
+			rc = CFI_OK;
+		} else if (rc == CFI_NONE) {
+			if (u->known & (1ULL << isa->r_fp))
+				n = walk(s, u->v[isa->r_fp], ch, n);
+			break;
+		}
+		if (rc != CFI_OK || !is_text(s, u->pc))
+			break;
+		n = push(ch, n, u->pc - 1);
+		steps++;
+	}
+	n_chain_cfi++;
+	return n;
+}
+
 int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t *ch)
 {
 	const struct isa *isa = opt.isa;
@@ -162,7 +215,14 @@ int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t
 	struct space s = { .kernel = priv == PRIV_KERNEL, .t = t, .r = r };
 	n = push(ch, n, s.kernel ? (uint64_t)PERF_CONTEXT_KERNEL : (uint64_t)PERF_CONTEXT_USER);
 	n = push(ch, n, pc);
-	n = frames(&s, pc, reg(r, isa->r_fp), reg(r, isa->r_ra), ch, n);
+	if (s.kernel) {
+		n = frames(&s, pc, reg(r, isa->r_fp), reg(r, isa->r_ra), ch, n);
+	} else {
+		struct uregs u = { .pc = pc, .known = ~0ULL };
+		for (int i = 0; i < 32; i++)
+			u.v[i] = reg(r, i);
+		n = user_frames(&s, &u, ch, n);
+	}
 	if (n < 0)
 		n = -n - 1;
 	if (!s.kernel || !t || !t->user)
@@ -173,16 +233,26 @@ int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t
 		n_chain_entry++;
 		return n;
 	}
-	uint64_t pt = task_pt_regs(t), mode, upc, ufp, ura;
-	if (!pt || !gread64(pt + isa->pr_mode, &mode) || !isa->pr_user(mode) ||
-	    !gread64(pt + isa->pr_pc, &upc) || !gread64(pt + isa->pr_fp, &ufp) ||
-	    !gread64(pt + isa->pr_ra, &ura) || n + 2 > PES_MAX_CHAIN)
+	/* pt_regs starts with the 32 integer registers in DWARF order on both ISAs (riscv:
+	 * epc in x0's slot; arm64: x0-x30, sp) */
+	if (!task_live_mm(t)) {
+		n_chain_no_mm++; /* exiting: its address space is gone (perf: no user stack) */
 		return n;
+	}
+	uint64_t pt = task_pt_regs(t), mode, upc;
+	struct uregs uu = { .known = ~1ULL };
+	if (!pt || !gread64(pt + isa->pr_mode, &mode) || !isa->pr_user(mode) ||
+	    !gread64(pt + isa->pr_pc, &upc) || !gread(pt, uu.v, sizeof(uu.v)) || n + 2 > PES_MAX_CHAIN)
+		return n;
+	if (isa == &isa_riscv64)
+		uu.v[0] = 0;
+	uu.known = ~0ULL;
+	uu.pc = upc;
 	struct space u = { .kernel = false, .walk_tables = true, .t = t, .r = r };
 	uaccess_begin();
 	n = push(ch, n, (uint64_t)PERF_CONTEXT_USER);
 	n = push(ch, n, upc);
-	int m = frames(&u, upc, ufp, ura, ch, n);
+	int m = user_frames(&u, &uu, ch, n);
 	if (m < 0) {
 		m = -m - 1;
 		n_chain_user_cut++;
