@@ -84,7 +84,7 @@ $(BUILD)/lib/libhpm.so: $(LIB_OBJ) src/lib/libhpm.map
 		-o $(BUILD)/lib/$(SONAME) $(LIB_OBJ) -lm
 	ln -sf $(SONAME) $@
 
-$(BUILD)/obj/cli/%.o: src/cli/%.c $(wildcard src/cli/*.h) src/bench/bench.h src/util/out.h $(HEADERS)
+$(BUILD)/obj/cli/%.o: src/cli/%.c $(wildcard src/cli/*.h) src/bench/bench.h src/util/out.h src/util/sorted.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Isrc/bench -Isrc/util $(CFLAGS) $(WARN) -c -o $@ $<
 

@@ -4,11 +4,11 @@
 # calls it needs resolve against the qemu binary when it loads the plugin. It writes
 # perf.data through the project's writer (src/cli/perf_file.c, shared with hpm record).
 PES_SRC := $(sort $(wildcard lab/pes/*.c)) src/cli/perf_file.c
-PES_HDR := $(wildcard lab/pes/*.h) src/cli/perf_file.h
+PES_HDR := $(wildcard lab/pes/*.h) src/cli/perf_file.h src/util/sorted.h
 
 EXTRA_ALL += $(BUILD)/lab/libhpmpes.so
 
 $(BUILD)/lab/libhpmpes.so: $(PES_SRC) $(PES_HDR)
 	@mkdir -p $(@D)
-	$(HOSTCC) -O2 -g $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared \
+	$(HOSTCC) -O2 -g $(WARN) -D_GNU_SOURCE -Isrc/util -fPIC -fvisibility=hidden -shared \
 		-Wl,--allow-shlib-undefined -o $@ $(PES_SRC)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pes.h"
+#include "sorted.h"
 
 #define NCOL 32
 #define STATE_DEPTH 8
@@ -72,6 +73,17 @@ static uint64_t uget(struct rd *r, int n)
 		v |= (uint64_t)r->p[i] << (8 * i);
 	r->p += n;
 	return v;
+}
+
+/* n bytes passed over; past the end is malformed */
+static void skip(struct rd *r, uint64_t n)
+{
+	if (n > (uint64_t)(r->end - r->p)) {
+		r->bad = true;
+		r->p = r->end;
+	} else {
+		r->p += n;
+	}
 }
 
 static uint64_t uleb(struct rd *r)
@@ -172,14 +184,18 @@ static int cie_at(struct cfi *c, const uint8_t *sec, size_t len, uint64_t off, b
 		return -1;
 	r.p += alen + 1;
 	if (ver >= 4)
-		r.p += 2; /* address_size, segment_size */
+		skip(&r, 2); /* address_size, segment_size */
 	k.code_align = uleb(&r);
 	k.data_align = sleb(&r);
 	k.ra = ver == 1 ? (unsigned)uget(&r, 1) : (unsigned)uleb(&r);
 	k.zaug = aug[0] == 'z';
 	if (k.zaug) {
 		uint64_t alen2 = uleb(&r);
-		const uint8_t *aend = r.p + alen2;
+		struct rd after = r;
+		skip(&after, alen2);
+		if (after.bad)
+			return -1;
+		const uint8_t *aend = after.p;
 		for (const char *a = aug + 1; *a && !r.bad; a++) {
 			if (*a == 'R')
 				k.fde_enc = (uint8_t)uget(&r, 1);
@@ -235,8 +251,7 @@ static void index_section(struct cfi *c, const uint8_t *sec, size_t len, uint64_
 				uint64_t lo = eh_ptr(&e, enc, sec_va + (uint64_t)(e.p - sec));
 				uint64_t n = eh_ptr(&e, enc & 0x0f, 0);
 				if (k->zaug) { /* FDE augmentation data (an LSDA pointer): skipped */
-					uint64_t al = uleb(&e);
-					e.p += al;
+					skip(&e, uleb(&e));
 				}
 				if (!e.bad && e.p <= next && n && lo) {
 					c->f = grow(c->f, &c->capf, c->nf, sizeof(*c->f));
@@ -281,7 +296,8 @@ void cfi_load(struct exe *e, const void *eh, size_t eh_len, uint64_t eh_va, cons
 			c->nf = k;
 		}
 	}
-	qsort(c->f, c->nf, sizeof(*c->f), cmp_fde);
+	if (c->nf) /* qsort(NULL, 0) is undefined */
+		qsort(c->f, c->nf, sizeof(*c->f), cmp_fde);
 	e->cfi = c;
 }
 
@@ -292,20 +308,20 @@ size_t cfi_count(const struct exe *e)
 
 static const struct fde *fde_for(const struct cfi *c, uint64_t pc)
 {
-	size_t lo = 0, hi = c->nf;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->f[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_count_le(c->f, c->nf, sizeof(*c->f), pc);
 	if (!lo || pc >= c->f[lo - 1].hi)
 		return NULL;
 	return &c->f[lo - 1];
 }
 
 /* --- executing the rules -------------------------------------------------------------- */
+
+/* factored offsets wrap as the hardware would; a malformed table must not be undefined
+ * behaviour in the plugin */
+static int64_t fac(uint64_t v, int64_t align)
+{
+	return (int64_t)(v * (uint64_t)align);
+}
 
 static void set(struct row *w, uint64_t reg, uint8_t how, int64_t v)
 {
@@ -329,7 +345,7 @@ static bool run(const struct cie *k, const uint8_t *p, const uint8_t *end, uint6
 				return true;
 			continue;
 		case 2: /* offset */
-			set(w, lo6, R_OFF, (int64_t)uleb(&r) * k->data_align);
+			set(w, lo6, R_OFF, fac(uleb(&r), k->data_align));
 			continue;
 		case 3: /* restore */
 			if (init && lo6 < NCOL)
@@ -348,7 +364,7 @@ static bool run(const struct cie *k, const uint8_t *p, const uint8_t *end, uint6
 			if (*loc > target)
 				return true;
 			break;
-		case 0x05: reg = uleb(&r); set(w, reg, R_OFF, (int64_t)uleb(&r) * k->data_align); break;
+		case 0x05: reg = uleb(&r); set(w, reg, R_OFF, fac(uleb(&r), k->data_align)); break;
 		case 0x06:
 			reg = uleb(&r);
 			if (init && reg < NCOL)
@@ -371,17 +387,17 @@ static bool run(const struct cie *k, const uint8_t *p, const uint8_t *end, uint6
 		case 0x0c: w->cfa_reg = (int)uleb(&r); w->cfa_off = (int64_t)uleb(&r); break;
 		case 0x0d: w->cfa_reg = (int)uleb(&r); break;
 		case 0x0e: w->cfa_off = (int64_t)uleb(&r); break;
-		case 0x0f: a = uleb(&r); r.p += a; w->cfa_reg = -1; break;
-		case 0x10: reg = uleb(&r); a = uleb(&r); r.p += a; set(w, reg, R_UNKNOWN, 0); break;
-		case 0x11: reg = uleb(&r); set(w, reg, R_OFF, sleb(&r) * k->data_align); break;
-		case 0x12: w->cfa_reg = (int)uleb(&r); w->cfa_off = sleb(&r) * k->data_align; break;
-		case 0x13: w->cfa_off = sleb(&r) * k->data_align; break;
-		case 0x14: reg = uleb(&r); set(w, reg, R_VALOFF, (int64_t)uleb(&r) * k->data_align); break;
-		case 0x15: reg = uleb(&r); set(w, reg, R_VALOFF, sleb(&r) * k->data_align); break;
-		case 0x16: reg = uleb(&r); a = uleb(&r); r.p += a; set(w, reg, R_UNKNOWN, 0); break;
+		case 0x0f: a = uleb(&r); skip(&r, a); w->cfa_reg = -1; break;
+		case 0x10: reg = uleb(&r); a = uleb(&r); skip(&r, a); set(w, reg, R_UNKNOWN, 0); break;
+		case 0x11: reg = uleb(&r); set(w, reg, R_OFF, fac((uint64_t)sleb(&r), k->data_align)); break;
+		case 0x12: w->cfa_reg = (int)uleb(&r); w->cfa_off = fac((uint64_t)sleb(&r), k->data_align); break;
+		case 0x13: w->cfa_off = fac((uint64_t)sleb(&r), k->data_align); break;
+		case 0x14: reg = uleb(&r); set(w, reg, R_VALOFF, fac(uleb(&r), k->data_align)); break;
+		case 0x15: reg = uleb(&r); set(w, reg, R_VALOFF, fac((uint64_t)sleb(&r), k->data_align)); break;
+		case 0x16: reg = uleb(&r); a = uleb(&r); skip(&r, a); set(w, reg, R_UNKNOWN, 0); break;
 		case 0x2d: w->ra_signed = !w->ra_signed; break; /* arm64 negate_ra_state */
 		case 0x2e: uleb(&r); break;                      /* GNU_args_size */
-		case 0x2f: reg = uleb(&r); set(w, reg, R_OFF, -(int64_t)uleb(&r) * k->data_align); break;
+		case 0x2f: reg = uleb(&r); set(w, reg, R_OFF, fac(-uleb(&r), k->data_align)); break;
 		default: return false;
 		}
 		if (r.p > r.end)
@@ -500,4 +516,15 @@ int prologue_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, ui
 	n.caller = true;
 	*u = n;
 	return CFI_OK;
+}
+
+void cfi_free(struct cfi *c)
+{
+	if (!c)
+		return;
+	free(c->data[0]);
+	free(c->data[1]);
+	free(c->f);
+	free(c->c);
+	free(c);
 }

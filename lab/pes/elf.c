@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pes.h"
+#include "sorted.h"
 
 #define MAX_EXES 256
 
@@ -123,15 +124,7 @@ int64_t exe_func(const struct exe *e, uint64_t addr)
 {
 	if (!e || !e->nf)
 		return -1;
-	size_t lo = 0, hi = e->nf;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (e->fstart[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int64_t)lo - 1;
+	return (int64_t)sorted_count_le(e->fstart, e->nf, sizeof(uint64_t), addr) - 1;
 }
 
 /* file offset of the mapping that starts at start (the kernel's mm->start_code: the

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "../../src/cli/perf_file.h"
 #include "pes.h"
+#include "sorted.h"
 
 struct ksym {
 	uint64_t addr;
@@ -120,15 +121,7 @@ bool ktext(uint64_t a)
 /* last function start <= addr */
 static int64_t fidx(uint64_t addr)
 {
-	size_t lo = 0, hi = nf;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (fstart[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int64_t)lo - 1;
+	return (int64_t)sorted_count_le(fstart, nf, sizeof(uint64_t), addr) - 1;
 }
 
 int64_t kfunc(uint64_t addr)
@@ -146,14 +139,7 @@ void ksym_used(uint64_t addr)
 {
 	if (!ktext(addr))
 		return;
-	size_t lo = 0, hi = nks;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (ks[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_count_le(ks, nks, sizeof(*ks), addr);
 	/* every alias at that address: the reader picks its own preferred name */
 	for (size_t i = lo; i-- > 0 && ks[i].addr == ks[lo - 1].addr;)
 		if (ks[i].func)

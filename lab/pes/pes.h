@@ -270,6 +270,7 @@ struct uregs {
 enum { CFI_OK, CFI_NONE /* no CFI covers pc */, CFI_END /* outermost frame */, CFI_FAIL };
 void cfi_load(struct exe *e, const void *eh, size_t eh_len, uint64_t eh_va, const void *dbg, size_t dbg_len);
 size_t cfi_count(const struct exe *e);
+void cfi_free(struct cfi *c);
 int cfi_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, uint64_t a, uint64_t *v), void *ctx);
 int prologue_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, uint64_t a, uint64_t *v), void *ctx);
 

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "proc_maps.h"
+#include "sorted.h"
 #include "top.h"
 
 struct sym {
@@ -132,14 +133,7 @@ static void finish(struct symtab *t)
 
 static const struct sym *find(const struct symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_count_le(t->v, t->n, sizeof(*t->v), addr);
 	if (!lo)
 		return NULL;
 	const struct sym *s = &t->v[lo - 1];

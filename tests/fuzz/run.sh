@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}/fuzz
 PY=${PYTHON:-.venv/bin/python}
-C_TARGETS=" perfdata_scan evtab spe "
+C_TARGETS=" perfdata_scan evtab spe cfi "
 kept() { [ "$1" = spe ] && echo tests/data/spe/fuzz-corpus || echo "tests/data/fuzz/$1"; }
 engine() {  # the command that runs target $1 with libFuzzer options
 	case "$C_TARGETS" in

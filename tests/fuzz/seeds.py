@@ -137,8 +137,29 @@ def spe(out: Path, tmp: Path) -> None:
         shutil.copy(p, out / p.name)
 
 
+def cfi(out: Path, tmp: Path) -> None:
+    """tests/fuzz/cfi_fuzz.c's layout from the lab's own static binaries: a section of call-frame
+    information, then code of the same binary as the code and stack image"""
+    import struct as st
+    from elftools.elf.elffile import ELFFile
+    for arch, flag in (("riscv64", 0), ("aarch64", 1)):
+        path = ROOT / "build" / arch / "bin" / "ksuite"
+        if not path.exists():
+            continue
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            text = elf.get_section_by_name(".text").data()
+            for name, bit in ((".eh_frame", 0), (".debug_frame", 2)):
+                sec = elf.get_section_by_name(name)
+                if sec is None:
+                    continue
+                data = sec.data()[:16384]
+                (out / f"seed-{arch}{name.replace('.', '-')}").write_bytes(
+                    bytes([flag | bit]) + st.pack("<H", len(data)) + data + text[:16384])
+
+
 SEEDS = {f.__name__: f for f in (perfdata, perfdata_scan, script, stat_json, regions_json, truth, protocol,
-                                 hpmprof, evtab, spe)}
+                                 hpmprof, evtab, spe, cfi)}
 
 
 def main(outdir: str, targets: list[str]) -> None:

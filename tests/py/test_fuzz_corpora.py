@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests" / "fuzz"))
 
 import targets  # noqa: E402
 
-C_TARGETS = ["perfdata_scan", "evtab"]
+C_TARGETS = ["perfdata_scan", "evtab", "cfi"]
 
 
 def corpus(target: str) -> list[Path]:
