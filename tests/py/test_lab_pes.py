@@ -466,7 +466,7 @@ def test_chains_cross_from_kernel_into_user(arch, tmp_path):
     user = [s for s in mine if s["misc"] & 7 == 2]
     assert len(kern) > 100 and len(user) > 20, (len(kern), len(user))
     names, loop_k, deep, resolved, frames = collections.Counter(), 0, 0, 0, 0
-    exiting = 0
+    exiting = vdso = 0
     for s in kern:
         parts = split_chain(s["chain"])
         assert parts[0][0] == "kernel" and parts[0][1][0] == s["ip"]
@@ -477,6 +477,9 @@ def test_chains_cross_from_kernel_into_user(arch, tmp_path):
             continue
         assert len(parts) == 2 and parts[1][0] == "user", ([c for c, _ in parts], knames)
         ufuncs = [func_of(fs, a) for a in parts[1][1]]
+        if ufuncs[0] is None and parts[1][1][0] >= 1 << 40:
+            vdso += 1  # the vDSO's clock_gettime fallback syscall (top of the address space)
+            continue
         assert ufuncs[0], hex(parts[1][1][0])  # the user pc saved at entry
         resolved += sum(map(bool, ufuncs))
         frames += len(ufuncs)
@@ -484,7 +487,7 @@ def test_chains_cross_from_kernel_into_user(arch, tmp_path):
             loop_k += 1
             deep += "run_one" in ufuncs
     assert resolved >= 0.98 * frames, (resolved, frames)
-    assert exiting < 0.05 * len(kern), (exiting, len(kern))
+    assert exiting < 0.05 * len(kern) and vdso < 0.1 * len(kern), (exiting, vdso, len(kern))
     assert loop_k >= 0.5 * len(kern) and deep >= 0.95 * loop_k, (deep, loop_k, len(kern))
     assert any("getppid" in n for n in names if n), names.most_common(20)
     # user samples in the workload's own loop walk up to its caller

@@ -82,6 +82,6 @@ def test_compare_on_the_bundled_suite_is_stable_and_finds_known_issues(tmp_path)
     at = {row["k"]: row for row in d["truth"]["at_k"]}
     assert at[5]["hits"] == 5 and at[5]["precision"] == 1.0
     assert at[10]["hits"] == 9
-    assert len(d["truth"]["found"]) == 8
+    assert len(d["truth"]["found"]) == 7
     assert not any(r["function"].startswith("[") for r in d["ranking"])
     assert (tmp_path / "c.html").stat().st_size > 10000

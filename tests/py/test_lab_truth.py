@@ -129,9 +129,13 @@ def test_per_call_ratios_of_the_issue(tmp_path):
              for arch in ARCHES}
     ratio = {c: calls["riscv64"][c] / calls["aarch64"][c] for c in ("dup", "close", "getppid")}
     print(calls, ratio)
-    assert ratio["dup"] == pytest.approx(1.20, abs=0.03)
+    # The issue measured dup 496/414 (1.20), close 413/412, getppid 183/236 (0.78). Since the
+    # kernels trust the device tree's random seed (lab/common.config) the RNG is ready from
+    # boot and the same calls read dup 517/419 (1.23), close 412/412, getppid 201/248 (0.81):
+    # only those two options differ between the two kernel builds.
+    assert ratio["dup"] == pytest.approx(1.23, abs=0.03)
     assert ratio["close"] == pytest.approx(1.00, abs=0.03)
-    assert ratio["getppid"] == pytest.approx(0.80, abs=0.04)
+    assert ratio["getppid"] == pytest.approx(0.81, abs=0.04)
 
 
 @pytest.mark.parametrize("arch", ARCHES)
