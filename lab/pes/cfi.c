@@ -314,6 +314,50 @@ static const struct fde *fde_for(const struct cfi *c, uint64_t pc)
 	return &c->f[lo - 1];
 }
 
+bool ureg_get(struct uregs *u, int i, uint64_t *v)
+{
+	uint64_t bit = 1ULL << i;
+	if (!(u->known & bit))
+		return false;
+	if (u->lazy & bit) {
+		u->v[i] = reg(u->src, i);
+		u->lazy &= ~bit;
+	} else if (u->mlazy & bit) {
+		u->mlazy &= ~bit;
+		if (!u->rd(u->ctx, u->at[i], &u->v[i])) {
+			u->known &= ~bit;
+			return false;
+		}
+	}
+	*v = u->v[i];
+	return true;
+}
+
+/* register i gets a value of its own in this frame */
+static void uset(struct uregs *u, int i, uint64_t v)
+{
+	u->v[i] = v;
+	u->lazy &= ~(1ULL << i);
+	u->mlazy &= ~(1ULL << i);
+	u->known |= 1ULL << i;
+}
+
+/* register i was saved at address a by this frame */
+static void usaved(struct uregs *u, int i, uint64_t a)
+{
+	u->at[i] = a;
+	u->lazy &= ~(1ULL << i);
+	u->mlazy |= 1ULL << i;
+	u->known |= 1ULL << i;
+}
+
+static void unknown(struct uregs *u, int i)
+{
+	u->known &= ~(1ULL << i);
+	u->lazy &= ~(1ULL << i);
+	u->mlazy &= ~(1ULL << i);
+}
+
 /* --- executing the rules -------------------------------------------------------------- */
 
 /* factored offsets wrap as the hardware would; a malformed table must not be undefined
@@ -427,9 +471,12 @@ int cfi_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, uint64_
 	loc = f->lo;
 	if (!run(k, f->ins, f->end, &loc, at, &w, &init, stack, &sp))
 		return CFI_FAIL;
-	if (w.cfa_reg < 0 || w.cfa_reg >= NCOL || !(u->known & (1ULL << w.cfa_reg)))
+	u->rd = rd;
+	u->ctx = ctx;
+	uint64_t cfa;
+	if (w.cfa_reg < 0 || w.cfa_reg >= NCOL || !ureg_get(u, w.cfa_reg, &cfa))
 		return CFI_FAIL;
-	uint64_t cfa = u->v[w.cfa_reg] + (uint64_t)w.cfa_off;
+	cfa += (uint64_t)w.cfa_off;
 	const struct rule *ra = &w.r[k->ra];
 	if (ra->how == R_UNDEF)
 		return CFI_END; /* the outermost frame (_start marks its return address so) */
@@ -438,34 +485,33 @@ int cfi_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, uint64_
 		const struct rule *q = &w.r[i];
 		switch (q->how) {
 		case R_SAME: break;
-		case R_UNDEF: case R_UNKNOWN: n.known &= ~(1ULL << i); break;
-		case R_OFF:
-			if (rd(ctx, cfa + (uint64_t)q->v, &n.v[i]))
-				n.known |= 1ULL << i;
+		case R_UNDEF: case R_UNKNOWN: unknown(&n, i); break;
+		case R_OFF: usaved(&n, i, cfa + (uint64_t)q->v); break;
+		case R_VALOFF: uset(&n, i, cfa + (uint64_t)q->v); break;
+		case R_REG: {
+			uint64_t v;
+			if (q->v >= 0 && q->v < NCOL && ureg_get(u, (int)q->v, &v))
+				uset(&n, i, v);
 			else
-				n.known &= ~(1ULL << i);
-			break;
-		case R_VALOFF: n.v[i] = cfa + (uint64_t)q->v; n.known |= 1ULL << i; break;
-		case R_REG:
-			if (q->v >= 0 && q->v < NCOL && (u->known & (1ULL << q->v)))
-				n.v[i] = u->v[q->v];
-			else
-				n.known &= ~(1ULL << i);
+				unknown(&n, i);
 			break;
 		}
+		}
 	}
-	if (!(n.known & (1ULL << k->ra)))
+	uint64_t ret;
+	if (!ureg_get(&n, (int)k->ra, &ret))
 		return CFI_FAIL;
-	uint64_t ret = n.v[k->ra];
 	if (w.ra_signed)
 		ret &= (1ULL << 48) - 1; /* strip the pointer-authentication code */
 	if (!ret)
 		return CFI_END;
-	n.v[opt.isa->r_sp] = cfa;
-	n.known |= 1ULL << opt.isa->r_sp;
+	uint64_t old_sp;
+	if (!ureg_get(u, opt.isa->r_sp, &old_sp))
+		return CFI_FAIL;
+	uset(&n, opt.isa->r_sp, cfa);
 	/* the stack must move up (or stay, for a leaf that keeps its return address in a
 	 * register), and the frame must change: no loops */
-	if (cfa < u->v[opt.isa->r_sp] || (cfa == u->v[opt.isa->r_sp] && ret == u->pc && u->caller))
+	if (cfa < old_sp || (cfa == old_sp && ret == u->pc && u->caller))
 		return CFI_FAIL;
 	n.pc = ret;
 	n.caller = !k->signal;
@@ -491,27 +537,26 @@ int prologue_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, ui
 	/* a caller's frame is complete at its call: scan up to the return address */
 	if (!isa->prologue(e->text + off, e->text_len - off, u->pc - start, &pr))
 		return CFI_FAIL;
-	if (pr.cfa_reg < 0 || pr.cfa_reg >= 32 || !(u->known & (1ULL << pr.cfa_reg)))
+	u->rd = rd;
+	u->ctx = ctx;
+	uint64_t cfa;
+	if (pr.cfa_reg < 0 || pr.cfa_reg >= 32 || !ureg_get(u, pr.cfa_reg, &cfa))
 		return CFI_FAIL;
-	uint64_t cfa = u->v[pr.cfa_reg] + (uint64_t)pr.cfa_off;
+	cfa += (uint64_t)pr.cfa_off;
 	struct uregs n = *u;
 	for (int i = 0; i < 32; i++)
-		if (pr.saved & (1u << i)) {
-			if (rd(ctx, cfa + (uint64_t)pr.save[i], &n.v[i]))
-				n.known |= 1ULL << i;
-			else
-				n.known &= ~(1ULL << i);
-		}
+		if (pr.saved & (1u << i))
+			usaved(&n, i, cfa + (uint64_t)pr.save[i]);
 	/* a function that has not saved its return address is a leaf (or has not called yet):
 	 * the register still holds it, which only the sampled frame can know */
 	if (!(pr.saved & (1u << isa->r_ra)) && u->caller)
 		return CFI_FAIL;
-	if (!(n.known & (1ULL << isa->r_ra)) || !n.v[isa->r_ra])
+	uint64_t ret, sp;
+	if (!ureg_get(&n, isa->r_ra, &ret) || !ret || !ureg_get(u, isa->r_sp, &sp))
 		return CFI_FAIL;
-	uint64_t ret = n.v[isa->r_ra];
-	if (cfa < u->v[isa->r_sp] || (ret == u->pc && cfa == u->v[isa->r_sp]))
+	if (cfa < sp || (ret == u->pc && cfa == sp))
 		return CFI_FAIL;
-	n.v[isa->r_sp] = cfa;
+	uset(&n, isa->r_sp, cfa);
 	n.pc = ret;
 	n.caller = true;
 	*u = n;

@@ -264,11 +264,20 @@ extern uint64_t n_tasks;
 struct uregs {
 	uint64_t v[32]; /* DWARF integer registers: riscv x0-x31, arm64 x0-x30 and sp */
 	uint64_t known; /* bit per register */
+	/* values are read when a rule needs them: a walk uses few of the registers, and
+	 * reading every saved one cost microseconds a sample (measured on hpm-loop) */
+	uint64_t lazy;  /* bit per register still in src (the vCPU's registers) */
+	uint64_t mlazy; /* bit per register still in memory, at at[i] */
+	uint64_t at[32];
+	struct regs *src;
+	bool (*rd)(void *ctx, uint64_t a, uint64_t *v);
+	void *ctx;
 	uint64_t pc;
 	bool caller; /* pc is a return address (every frame but the first) */
 };
 enum { CFI_OK, CFI_NONE /* no CFI covers pc */, CFI_END /* outermost frame */, CFI_FAIL };
 void cfi_load(struct exe *e, const void *eh, size_t eh_len, uint64_t eh_va, const void *dbg, size_t dbg_len);
+bool ureg_get(struct uregs *u, int i, uint64_t *v); /* false: not known */
 size_t cfi_count(const struct exe *e);
 void cfi_free(struct cfi *c);
 int cfi_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, uint64_t a, uint64_t *v), void *ctx);

@@ -161,7 +161,9 @@ static int user_frames(const struct space *s, struct uregs *u, uint64_t *ch, int
 {
 	const struct isa *isa = opt.isa;
 	const struct exe *e = s->t ? s->t->exe : NULL;
-	uint64_t fp = u->v[isa->r_fp], ra = u->v[isa->r_ra];
+	uint64_t fp = 0, ra = 0;
+	ureg_get(u, isa->r_fp, &fp);
+	ureg_get(u, isa->r_ra, &ra);
 	if (!cfi_count(e) && !(isa->prologue && e && e->text)) {
 		n_chain_fp++;
 		return frames(s, u->pc, fp, ra, ch, n);
@@ -181,8 +183,9 @@ static int user_frames(const struct space *s, struct uregs *u, uint64_t *ch, int
 			u->caller = true;
 			rc = CFI_OK;
 		} else if (rc == CFI_NONE) {
-			if (u->known & (1ULL << isa->r_fp))
-				n = walk(s, u->v[isa->r_fp], ch, n);
+			uint64_t f;
+			if (ureg_get(u, isa->r_fp, &f))
+				n = walk(s, f, ch, n);
 			break;
 		}
 		if (rc != CFI_OK || !is_text(s, u->pc))
@@ -218,9 +221,7 @@ int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t
 	if (s.kernel) {
 		n = frames(&s, pc, reg(r, isa->r_fp), reg(r, isa->r_ra), ch, n);
 	} else {
-		struct uregs u = { .pc = pc, .known = ~0ULL };
-		for (int i = 0; i < 32; i++)
-			u.v[i] = reg(r, i);
+		struct uregs u = { .pc = pc, .known = ~0ULL, .lazy = 0xffffffffULL, .src = r };
 		n = user_frames(&s, &u, ch, n);
 	}
 	if (n < 0)
