@@ -15,8 +15,8 @@ A Markdown file marks what is checked with one-line HTML comments, invisible whe
 Text is compared token by token (whitespace-separated); tokens that are numbers (1,234
 5.6% x1.43 0.80) are compared as numbers, within the tolerance (default 0: exact as
 printed); a TEXT may be part of a line. `lab` marks what runs in (or was recorded in) the lab
-guests: checked only with HPMKIT_DOC_LAB=1, since the lab figures are refreshed with new
-recordings. setup=NAME runs a preparation from SETUPS first (a program ./app, recordings).
+guests: checked with HPMKIT_DOC_LAB=1 (exact for one build of the guest binaries: relinking hpm
+moves the guest's memory layout and so the figures a little; refresh them with the build). setup=NAME runs a preparation from SETUPS first (a program ./app, recordings).
 """
 from __future__ import annotations
 
