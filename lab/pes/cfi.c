@@ -282,14 +282,18 @@ void cfi_load(struct exe *e, const void *eh, size_t eh_len, uint64_t eh_va, cons
 		c->data[i] = malloc(len[i]);
 		memcpy(c->data[i], src[i], len[i]);
 		size_t before = c->nf;
+		if (before) /* .eh_frame's entries, sorted for the lookups below */
+			qsort(c->f, before, sizeof(*c->f), cmp_fde);
 		index_section(c, c->data[i], len[i], i == 0 ? eh_va : 0, i == 0);
-		/* .eh_frame first: .debug_frame only adds functions it does not cover */
+		/* .eh_frame first: .debug_frame only adds functions it does not cover (an entry
+		 * overlaps an .eh_frame range if it overlaps the one that starts at or before it
+		 * or the one after) */
 		if (i == 1 && before) {
 			size_t k = before;
 			for (size_t j = before; j < c->nf; j++) {
-				bool dup = false;
-				for (size_t m = 0; m < before && !dup; m++)
-					dup = c->f[m].lo < c->f[j].hi && c->f[j].lo < c->f[m].hi;
+				size_t at = sorted_count_le(c->f, before, sizeof(*c->f), c->f[j].lo);
+				bool dup = (at > 0 && c->f[at - 1].hi > c->f[j].lo) ||
+					   (at < before && c->f[at].lo < c->f[j].hi);
 				if (!dup)
 					c->f[k++] = c->f[j];
 			}
