@@ -21,6 +21,11 @@ int test_rmtree(const char *path);
 /* Write text to root + rel, making the folders on the way (the imitated /proc
  * and /sys of other machines that HPM_SYSROOT points at) */
 void test_put(const char *root, const char *rel, const char *text);
+/* A libhpm context that sees the imitated machine at root (HPM_SYSROOT), and its end: the
+ * context deleted, HPM_SYSROOT unset, the folder removed */
+struct hpm_ctx;
+struct hpm_ctx *test_sysroot_ctx(const char *root);
+void test_sysroot_done(struct hpm_ctx *ctx, const char *root);
 
 #define TEST_NEEDS(name, needs)                                              \
 	static void test_##name(void);                                       \

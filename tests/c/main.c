@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
+#include "hpm/hpm.h"
 
 #define MAX_TESTS 256
 static struct test_case tests[MAX_TESTS];
@@ -30,6 +31,21 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 int test_rmtree(const char *path)
 {
 	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+struct hpm_ctx *test_sysroot_ctx(const char *root)
+{
+	struct hpm_ctx *ctx;
+	setenv("HPM_SYSROOT", root, 1);
+	hpm_ctx__new(&ctx);
+	return ctx;
+}
+
+void test_sysroot_done(struct hpm_ctx *ctx, const char *root)
+{
+	hpm_ctx__delete(ctx);
+	unsetenv("HPM_SYSROOT");
+	test_rmtree(root);
 }
 
 void test_put(const char *root, const char *rel, const char *text)

@@ -44,17 +44,12 @@ static struct hpm_ctx *machine(bool tracefs)
 		put("/sys/kernel/tracing/events/sched/enable", "0\n");
 		put("/sys/kernel/tracing/events/irq/irq_handler_entry/id", "120\n");
 	}
-	setenv("HPM_SYSROOT", root, 1);
-	struct hpm_ctx *ctx;
-	hpm_ctx__new(&ctx);
-	return ctx;
+	return test_sysroot_ctx(root);
 }
 
 static void done(struct hpm_ctx *ctx)
 {
-	hpm_ctx__delete(ctx);
-	unsetenv("HPM_SYSROOT");
-	test_rmtree(root);
+	test_sysroot_done(ctx, root);
 }
 
 TEST(pmu_terms_fill_the_published_bit_ranges)

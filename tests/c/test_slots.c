@@ -48,19 +48,14 @@ static struct hpm_ctx *v1_machine(const char *slots)
 	if (slots)
 		put(PMUS "armv8_neoverse_v1/caps/slots", slots);
 	put(PMUS "software/type", "1\n");
-	setenv("HPM_SYSROOT", root, 1);
 	perf_open_fn = null_open;
-	struct hpm_ctx *ctx;
-	hpm_ctx__new(&ctx);
-	return ctx;
+	return test_sysroot_ctx(root);
 }
 
 static void done(struct hpm_ctx *ctx)
 {
-	hpm_ctx__delete(ctx);
-	unsetenv("HPM_SYSROOT");
+	test_sysroot_done(ctx, root);
 	perf_open_fn = sys_perf_event_open;
-	test_rmtree(root);
 }
 
 /* Fixed counts of one run. STALL_SLOT = frontend + backend stalled slots, as on the
