@@ -9,7 +9,7 @@
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= perfdata_scan evtab spe cfi perfdata script hpmprof stat_json regions_json truth protocol
+FUZZ_TARGETS ?= perfdata_scan evtab spe cfi perfdata script hpmprof stat_json regions_json truth exact protocol
 PERFDATA_NATIVE := src/native/perfdata_scan.c src/native/perfdata_order.c
 # libhpm with the harness: its sources and the embedded data (the harness reads HPM_DATA_DIR)
 FUZZ_LIB := $(LIB_SRC) $(BUILD)/gen/embedded.c

@@ -101,6 +101,21 @@ static unsigned classify(const uint8_t *p, size_t len, uint32_t *raw)
 	return 0;
 }
 
+/* BL, BLR (and BLRAA/BLRAB...) link x30; RET (and RETAA/RETAB) return */
+static int flow(uint32_t i)
+{
+	if ((i & 0xfc000000) == 0x94000000)
+		return FLOW_CALL; /* BL */
+	if ((i & 0xfe000000) != 0xd6000000)
+		return FLOW_OTHER;
+	unsigned opc = (i >> 21) & 15;
+	if (opc == 1 || opc == 9)
+		return FLOW_CALL; /* BLR, BLRA* */
+	if (opc == 2)
+		return FLOW_RET; /* RET, RETAA, RETAB */
+	return FLOW_OTHER;
+}
+
 static uint64_t xreg(struct regs *r, unsigned n, bool sp)
 {
 	if (n == 31)
@@ -175,6 +190,7 @@ const struct isa isa_aarch64 = {
 		       [R_PC] = "pc", [R_MODE] = "cpsr", [R_ROOT] = "TTBR0_EL1", [R_TCR] = "TCR_EL1" },
 	.r_sp = 31, .r_fp = 29, .r_ra = 30, .r_arg0 = 0, .r_arg1 = 1, .r_arg2 = 2,
 	.classify = classify,
+	.flow = flow,
 	.mem_addr = mem_addr,
 	.priv = priv,
 	/* frame record: caller's fp at [fp], return address at [fp+8] */
@@ -185,6 +201,7 @@ const struct isa isa_aarch64 = {
 	.pr_user = pr_user,
 	.switch_sym = "cpu_switch_to",
 	.entry_lo_sym = "vectors", .entry_hi_sym = "ret_to_kernel",
+	.asm_lo_sym = "__entry_text_start", .asm_hi_sym = "__entry_text_end",
 	.kernel_min = 0xffff000000000000ULL,
 	.e_machine = 183, /* EM_AARCH64 */
 };

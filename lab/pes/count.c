@@ -178,7 +178,7 @@ static void account(struct vcpu *v, struct tb *prev, uint32_t e, const struct tb
 		count_late(v, opt.event == EV_TAKEN ? prev->in[prev->n - 1].vaddr : prev->in[k].vaddr);
 	}
 	if (exact_enabled && started)
-		exact_account(prev, v->cur_task, e);
+		exact_account(prev, v->cur_task, v->path, e);
 }
 
 void on_tb(unsigned vi, void *ud)
@@ -186,8 +186,11 @@ void on_tb(unsigned vi, void *ud)
 	struct tb *tb = ud;
 	struct vcpu *v = &vcpus[vi];
 	struct sb *sb = v->sb;
+	const struct tb *whole = NULL; /* the block before, when it ran to its end */
 	if (v->cur) {
-		account(v, v->cur, completed(v->cur, sb), tb);
+		uint32_t e = completed(v->cur, sb);
+		account(v, v->cur, e, tb);
+		whole = e == v->cur->n && !(sb->done && sb->done != v->cur->id) ? v->cur : NULL;
 		/* an MMIO instruction re-executed alone, with memory instrumentation only
 		 * (QEMU's icount re-translation after the block stopped before it) */
 		if (sb->done && sb->done != v->cur->id) {
@@ -201,6 +204,8 @@ void on_tb(unsigned vi, void *ud)
 	v->cur = tb;
 	v->cur_task = v->task;
 	v->tb_insns = g_insns;
+	if (exact_enabled && started)
+		exact_path_at(v, whole, tb);
 	if (out_enabled)
 		sb->arm = !started ? ARM_NONE : v->late ? ARM(tb, 0) : arm_index(tb, v->ev, v->next_at, -1);
 }

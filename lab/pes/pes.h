@@ -18,6 +18,7 @@
 #define PES_MAX_CHAIN 127 /* perf's default callchain limit */
 
 enum priv { PRIV_USER, PRIV_KERNEL, PRIV_FIRMWARE };
+enum flow { FLOW_OTHER, FLOW_CALL, FLOW_RET };
 enum event { EV_INSNS, EV_LOADS, EV_STORES, EV_BRANCHES, EV_TAKEN };
 
 /* instruction classes (decided at translation by the ISA decoder) */
@@ -50,6 +51,7 @@ struct xslot; /* exact.c */
 struct tbseg {
 	uint16_t first;
 	uint32_t cache_epoch; /* one-entry cache: the task epoch that last ran this piece */
+	uint32_t cache_path;
 	struct xslot *cache;
 };
 
@@ -60,6 +62,7 @@ struct tb {
 	uint32_t k0;        /* instructions sure to complete once the TB starts */
 	uint8_t priv;
 	uint8_t nseg;
+	int64_t func;         /* exact mode, kernel: kfunc() of the first instruction */
 	uint16_t *pre_ld, *pre_st; /* loads/stores among the first k instructions, k = 0..n */
 	struct tbseg *seg;
 	struct tb *hnext; /* translation cache (identical retranslations share one record) */
@@ -93,6 +96,10 @@ struct vcpu {
 				 * (a taken branch, an MMIO re-execution): taken at the next
 				 * block's start under this PC */
 	bool late;
+	/* exact mode: the kernel callers of the running function (an interned chain) and
+	 * the function and task they were read for */
+	uint32_t path;
+	const struct task *path_task;
 };
 
 /* a function's frame read from its prologue (for code without call-frame information):
@@ -117,6 +124,8 @@ struct isa {
 	bool (*mem_addr)(uint32_t raw, uint64_t pc, struct regs *r, uint64_t *addr);
 	/* privilege from the mode register (riscv priv, arm64 cpsr) */
 	enum priv (*priv)(uint64_t mode);
+	/* a call (links a return address), a return, or neither (exact mode's call paths) */
+	int (*flow)(uint32_t raw);
 	/* frame record at fp: offsets of the return address and the caller's fp */
 	int fr_ra, fr_fp;
 	bool leaf_fp_slot; /* riscv: a leaf keeps only the caller's fp, at the ra slot */
@@ -129,6 +138,8 @@ struct isa {
 	const char *switch_sym; /* context switch: (prev, next) in arg0, arg1 */
 	/* kernel entry code that is still saving the user registers into pt_regs */
 	const char *entry_lo_sym, *entry_hi_sym;
+	/* all of the entry assembly (exact mode: a call made there starts no frame chain) */
+	const char *asm_lo_sym, *asm_hi_sym;
 	uint64_t kernel_min;    /* lowest kernel virtual address */
 	uint16_t e_machine;
 };
@@ -285,6 +296,7 @@ int prologue_step(const struct exe *e, struct uregs *u, bool (*rd)(void *ctx, ui
 
 /* call chains (unwind.c) */
 int unwind(struct regs *r, struct task *t, enum priv priv, uint64_t pc, uint64_t *chain);
+int unwind_kernel_callers(struct regs *r, uint64_t pc, uint64_t *chain); /* callers only */
 extern uint64_t n_chain_user_cut, n_chain_entry, n_chain_cfi, n_chain_fp, n_chain_no_mm;
 void unwind_init(void);
 
@@ -304,7 +316,12 @@ extern bool out_enabled;
 /* exact mode (exact.c) */
 extern bool exact_enabled;
 uint32_t exact_epoch(int32_t tgid, int32_t tid, const char *comm);
-void exact_account(struct tb *tb, const struct task *t, uint32_t executed);
+void exact_account(struct tb *tb, const struct task *t, uint32_t path, uint32_t executed);
+/* at a block's start; prev: the block before when it ran to its end, else NULL */
+void exact_path_at(struct vcpu *v, const struct tb *prev, const struct tb *tb);
+bool in_entry_code(uint64_t pc); /* unwind.c */
+bool in_entry_asm(uint64_t pc);
+extern uint64_t n_path_walks, n_path_steps;
 bool exact_write(const char *path, char *err, size_t errlen);
 
 void pes_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -133,6 +133,7 @@ static struct tb *tb_get(uint64_t vaddr, uint8_t priv, const struct insn *in, ui
 		for (uint32_t i = 1; i < n && nc < 64; i++)
 			if (kfunc_start(in[i].vaddr))
 				cuts[nc++] = i;
+	t->func = exact_enabled && priv == PRIV_KERNEL ? kfunc(in[0].vaddr) : -1;
 	t->nseg = (uint8_t)nc;
 	t->seg = calloc(nc, sizeof(*t->seg));
 	for (unsigned k = 0; k < nc; k++)
@@ -147,7 +148,9 @@ static struct tb *tb_get(uint64_t vaddr, uint8_t priv, const struct insn *in, ui
  * `pos` (count.c) */
 static void instrument_full(struct qemu_plugin_tb *qtb, struct qemu_plugin_insn **qi, struct tb *t)
 {
-	qemu_plugin_register_vcpu_tb_exec_cb(qtb, on_tb, QEMU_PLUGIN_CB_NO_REGS, t);
+	/* exact mode reads a kernel block's callers at its start (exact.c) */
+	qemu_plugin_register_vcpu_tb_exec_cb(qtb, on_tb, exact_enabled && t->priv == PRIV_KERNEL ?
+					     QEMU_PLUGIN_CB_R_REGS : QEMU_PLUGIN_CB_NO_REGS, t);
 	uint32_t next_unsure = t->n;
 	for (uint32_t i = t->n; i-- > 0;) {
 		/* before instruction i, when i-1 may have stopped the block: it completed,
@@ -266,7 +269,9 @@ static void on_exit_cb(qemu_plugin_id_t id, void *p)
 		fprintf(stderr, "; user stacks: %llu by call-frame information, %llu by frame pointers",
 			(unsigned long long)n_chain_cfi, (unsigned long long)n_chain_fp);
 	if (opt.exact && !rc)
-		fprintf(stderr, "; exact counts written to %s", opt.exact);
+		fprintf(stderr, "; exact counts written to %s (kernel call paths read %llu times, "
+			"%llu times followed through a call or return, in %s.paths)", opt.exact,
+			(unsigned long long)n_path_walks, (unsigned long long)n_path_steps, opt.exact);
 	if (!count_started())
 		fprintf(stderr, "; no task was named start=%s: nothing was sampled or counted", opt.start);
 	fputc('\n', stderr);

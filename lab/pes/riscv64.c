@@ -89,6 +89,26 @@ static unsigned classify(const uint8_t *p, size_t len, uint32_t *raw)
 	return classify32(v);
 }
 
+/* calls link ra or t0 (x1, x5: the return-address registers of the psABI); a return
+ * jumps to one of them without linking */
+static int flow(uint32_t i)
+{
+	if ((i & 3) != 3) {
+		unsigned f3 = (i >> 13) & 7, rs1 = (i >> 7) & 31;
+		if ((i & 3) != 2 || f3 != 4 || ((i >> 2) & 31) || !rs1)
+			return FLOW_OTHER;
+		if (i & (1u << 12))
+			return FLOW_CALL; /* c.jalr */
+		return rs1 == 1 || rs1 == 5 ? FLOW_RET : FLOW_OTHER; /* c.jr */
+	}
+	unsigned op = i & 0x7f, rd = (i >> 7) & 31, rs1 = (i >> 15) & 31;
+	if (op != 0x6f && op != 0x67)
+		return FLOW_OTHER;
+	if (rd == 1 || rd == 5)
+		return FLOW_CALL;
+	return op == 0x67 && rd == 0 && (rs1 == 1 || rs1 == 5) ? FLOW_RET : FLOW_OTHER;
+}
+
 static bool mem_addr(uint32_t i, uint64_t pc, struct regs *r, uint64_t *addr)
 {
 	(void)pc;
@@ -350,6 +370,7 @@ const struct isa isa_riscv64 = {
 		       [R_ROOT] = "satp" },
 	.r_sp = 2, .r_fp = 8, .r_ra = 1, .r_arg0 = 10, .r_arg1 = 11, .r_arg2 = 12,
 	.classify = classify,
+	.flow = flow,
 	.mem_addr = mem_addr,
 	.priv = priv,
 	/* non-leaf frame: ra at fp-8, caller's fp at fp-16 */
@@ -361,6 +382,7 @@ const struct isa isa_riscv64 = {
 	.pr_user = pr_user,
 	.switch_sym = "__switch_to",
 	.entry_lo_sym = "handle_exception", .entry_hi_sym = "handle_syscall",
+	.asm_lo_sym = "handle_exception", .asm_hi_sym = "__switch_to", /* entry.S up to it */
 	.kernel_min = 0xff00000000000000ULL,
 	.e_machine = 243, /* EM_RISCV */
 };

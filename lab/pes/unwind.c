@@ -32,12 +32,24 @@
 #include "pes.h"
 
 uint64_t n_chain_user_cut, n_chain_entry, n_chain_cfi, n_chain_fp, n_chain_no_mm;
-static uint64_t entry_lo, entry_hi;
+static uint64_t entry_lo, entry_hi, asm_lo, asm_hi;
 
 void unwind_init(void)
 {
 	entry_lo = ksym_addr(opt.isa->entry_lo_sym);
 	entry_hi = ksym_addr(opt.isa->entry_hi_sym);
+	asm_lo = ksym_addr(opt.isa->asm_lo_sym);
+	asm_hi = ksym_addr(opt.isa->asm_hi_sym);
+}
+
+bool in_entry_code(uint64_t pc)
+{
+	return pc >= entry_lo && pc < entry_hi;
+}
+
+bool in_entry_asm(uint64_t pc)
+{
+	return pc >= asm_lo && pc < asm_hi;
 }
 
 struct space {
@@ -74,7 +86,9 @@ static bool addr_ok(const struct space *s, uint64_t a)
 {
 	if (!a || (a & 7))
 		return false;
-	return s->kernel ? a >= opt.isa->kernel_min : !(a >> 63);
+	/* never a frame in kernel text: riscv entry code calls a syscall with its address
+	 * still in s0 (fp), and the 16 code bytes below it read as a frame record */
+	return s->kernel ? a >= opt.isa->kernel_min && !ktext(a) : !(a >> 63);
 }
 
 /* next frame pointer: above the current one on the same stack; a kernel chain may move
@@ -96,13 +110,29 @@ static int push(uint64_t *ch, int n, uint64_t v)
 	return n;
 }
 
+/* a frame record: the return address and the caller's fp, 16 adjacent bytes on both ISAs
+ * (one guest read in the kernel: exact mode walks at every change of function) */
+static bool record(const struct space *s, uint64_t fp, uint64_t *ret, uint64_t *nfp)
+{
+	const struct isa *isa = opt.isa;
+	if (s->walk_tables)
+		return rd64(s, fp + isa->fr_ra, ret) && rd64(s, fp + isa->fr_fp, nfp);
+	int lo = isa->fr_ra < isa->fr_fp ? isa->fr_ra : isa->fr_fp;
+	uint64_t w[2];
+	if (!gread(fp + lo, w, sizeof(w)))
+		return false;
+	*ret = w[(isa->fr_ra - lo) / 8];
+	*nfp = w[(isa->fr_fp - lo) / 8];
+	return true;
+}
+
 static int walk(const struct space *s, uint64_t fp, uint64_t *ch, int n)
 {
 	const struct isa *isa = opt.isa;
 	int switches = 0;
 	for (int depth = 0; depth < PES_MAX_CHAIN && n < PES_MAX_CHAIN; depth++) {
 		uint64_t ret, nfp;
-		if (!rd64(s, fp + isa->fr_ra, &ret) || !rd64(s, fp + isa->fr_fp, &nfp))
+		if (!record(s, fp, &ret, &nfp))
 			break;
 		if (!is_text(s, ret)) {
 			/* riscv: a leaf frame interrupted in the kernel holds only the caller's fp */
@@ -143,6 +173,15 @@ static int frames(const struct space *s, uint64_t pc, uint64_t fp, uint64_t ra, 
 	if (slot != ra && ra_caller)
 		n = push(ch, n, ra - 1);
 	return walk(s, fp, ch, n);
+}
+
+/* exact mode: the callers of the kernel function running at pc, read exactly as a sample
+ * there would read them (so exact per-path counts and sampled paths name the same paths) */
+int unwind_kernel_callers(struct regs *r, uint64_t pc, uint64_t *ch)
+{
+	struct space s = { .kernel = true };
+	int n = frames(&s, pc, reg(r, opt.isa->r_fp), reg(r, opt.isa->r_ra), ch, 0);
+	return n < 0 ? -n - 1 : n;
 }
 
 static bool cfi_read(void *ctx, uint64_t a, uint64_t *v)

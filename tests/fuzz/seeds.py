@@ -10,6 +10,7 @@ A campaign starts from these plus the kept corpus tests/data/fuzz/<target> (test
 from __future__ import annotations
 
 import base64
+import gzip
 import lzma
 import shutil
 import struct
@@ -105,6 +106,21 @@ def truth(out: Path, tmp: Path) -> None:
                                         "alloc_fd\tfd-alloc\t\t\n")
 
 
+def exact(out: Path, tmp: Path) -> None:
+    """the bundled suite's exact tables, cut to their first lines (byte 0: which table)"""
+    for arch in ("riscv64", "aarch64"):
+        d = ROOT / "examples" / "lab-suite" / arch
+        for k, name in enumerate(("pipe.exact.tsv", "pipe.exact-paths.tsv.gz")):
+            f = d / name
+            if f.is_file():
+                raw = f.read_bytes()
+                lines = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode().splitlines()[:40]
+                text = ("\n".join(lines) + "\n").encode()
+                (out / f"seed-{arch}-{k}").write_bytes(bytes([k]) + text)
+                if k:   # as recorded: compressed
+                    (out / f"seed-{arch}-{k}-gz").write_bytes(bytes([k]) + gzip.compress(text, mtime=0))
+
+
 def protocol(out: Path, tmp: Path) -> None:
     data = b"hello from the guest\n"
     text = ("[    0.52] Run /init as init process\n\n@@HPMLAB BEGIN 1@@\n@@HPMLAB WARN cannot set x: y@@\n"
@@ -158,7 +174,7 @@ def cfi(out: Path, tmp: Path) -> None:
                     bytes([flag | bit]) + st.pack("<H", len(data)) + data + text[:16384])
 
 
-SEEDS = {f.__name__: f for f in (perfdata, perfdata_scan, script, stat_json, regions_json, truth, protocol,
+SEEDS = {f.__name__: f for f in (perfdata, perfdata_scan, script, stat_json, regions_json, truth, exact, protocol,
                                  hpmprof, evtab, spe, cfi)}
 
 

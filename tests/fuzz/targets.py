@@ -124,6 +124,20 @@ def truth(data: bytes) -> None:
     T.load(_file(data, "truth.tsv"))
 
 
+def exact(data: bytes) -> None:
+    """The lab's exact tables (per function, per kernel call path) as `hpmkit compare`
+    reads them beside a profile: the first byte picks the table."""
+    from types import SimpleNamespace
+
+    from hpmkit.compare import exact as E
+    from hpmkit.compare.names import Normaliser
+    body = data[1:]
+    if data[:1] and data[0] & 1:
+        E.read_paths(_file(body, "w.exact-paths.tsv"), "w", SimpleNamespace(isa="riscv64", kernel=None))
+    else:
+        E.read_table(_file(body, "w.exact.tsv"), Normaliser.load())
+
+
 def protocol(data: bytes) -> None:
     """What lab/init.c prints on a guest console (python/hpmkit/lab/protocol.py)."""
     from hpmkit.lab import protocol as P
@@ -209,6 +223,7 @@ TARGETS = {
     "stat_json": stat_json,
     "regions_json": regions_json,
     "truth": truth,
+    "exact": exact,
     "protocol": protocol,
 }
 

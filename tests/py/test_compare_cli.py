@@ -234,3 +234,52 @@ def test_explain_to_stdout(sides, tmp_path):
     p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--explain", "-", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("# hpmkit compare --explain") and "Kernel contexts (table 3)" not in p.stdout
+
+
+EXACT_WORKLOADS = ("sendfile", "mmap", "copy-file", "pagefault", "signals")
+
+
+@pytest.fixture(scope="module")
+def lab_subset(tmp_path_factory):
+    """Five workloads of the bundled lab suite, with their exact tables beside them."""
+    import shutil
+    d = tmp_path_factory.mktemp("lab")
+    for arch in ("riscv64", "aarch64"):
+        (d / arch).mkdir()
+        for wl in EXACT_WORKLOADS:
+            src = REPO / "examples" / "lab-suite" / arch
+            shutil.copytree(src / f"{wl}.hpmprof", d / arch / f"{wl}.hpmprof")
+            for suffix in (".exact.tsv", ".exact-paths.tsv.gz"):
+                shutil.copyfile(src / f"{wl}{suffix}", d / arch / f"{wl}{suffix}")
+    return d
+
+
+def test_exact_ratios_by_call_path(lab_subset, tmp_path):
+    """Every ranked kernel context of lab recordings gets the exact instruction ratio of its
+    call paths (the sampler counted every kernel instruction per path); the sampled ratio
+    of the top context (sendfile's byte-wise memcpy) is within 15 % of it."""
+    out = tmp_path / "c.json"
+    p = hpmkit("compare", lab_subset / "riscv64", "--vs", lab_subset / "aarch64", "-q",
+               "--json", out, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(out.read_text())
+    kern = [r for r in d["ranking"] if r["space"] == "kernel"]
+    assert kern and d["exact"]["by_path"] == len(kern) == d["exact"]["with_exact"] - \
+        sum(1 for r in d["ranking"] if r["space"] != "kernel" and (r.get("exact") or {}).get("ratio"))
+    for r in kern:
+        assert r["exact"]["ratio"] and r["exact"]["note"].endswith("call paths"), r
+    top = kern[0]
+    assert (top["function"], top["workload"]) == ("memcpy", "sendfile")
+    assert abs(top["exact"]["error"]) < 0.15, top["exact"]
+
+
+def test_broken_exact_path_table_is_one_line(lab_subset, tmp_path):
+    import shutil
+    bad = tmp_path / "lab"
+    shutil.copytree(lab_subset, bad)
+    (bad / "riscv64" / "mmap.exact-paths.tsv.gz").write_text("insns\tstack\n12x\tsys_mmap;memset\n")
+    p = hpmkit("compare", bad / "riscv64", "--vs", bad / "aarch64", "-q", "--json", tmp_path / "c.json",
+               cwd=tmp_path)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "mmap.exact-paths.tsv.gz" in p.stderr, p.stderr
+    assert "line 2" in p.stderr and not (tmp_path / "c.json").exists()

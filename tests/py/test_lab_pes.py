@@ -149,9 +149,10 @@ def comm_tids(path, comm):
 
 
 def exact_rows(path):
+    """(tgid, tid, comm, priv, start_pc, insns, loads, stores, branches, path id)"""
     lines = Path(path).read_text().splitlines()
     assert lines[0].split("\t") == ["tgid", "tid", "comm", "priv", "start_pc", "insns", "loads",
-                                    "stores", "branches"]
+                                    "stores", "branches", "path"]
     rows = []
     for line in lines[1:]:
         tg, tid, comm, priv, pc, *n = line.split("\t")
@@ -209,7 +210,7 @@ def test_exact_counts_equal_the_guest_pmu(arch, tmp_path):
         assert sum(r[5] for r in rows) == int(m.group(2))
         assert int(m.group(4)) > 0  # faulting blocks were met (page faults at start-up)
         order = {"user": 0, "kernel": 1, "firmware": 2}
-        keys = [(r[0], r[1], r[2], order[r[3]], r[4]) for r in rows]
+        keys = [(r[0], r[1], r[2], order[r[3]], r[4], r[9]) for r in rows]
         assert keys == sorted(keys) and len(set(keys)) == len(keys)
         got[n] = user
     assert got[3000] - got[1000] == 2 * 2000  # hpm-loop's 2-instruction loop
@@ -498,6 +499,64 @@ def test_chains_cross_from_kernel_into_user(arch, tmp_path):
     print(f"{arch}: {deep} of {loop_k} kernel samples in the loop's syscalls (of {len(kern)} "
           f"outside entry code) walk user space up to run_one; {ldeep} of {len(loop)} user "
           "samples in ks_syscalls do")
+
+
+def exact_paths(path):
+    """id -> callers (return address - 1, innermost first) of EXACT.paths (a trie:
+    `path parent caller`, parents first)"""
+    lines = Path(str(path) + ".paths").read_text().splitlines()
+    assert lines[0].split("\t") == ["path", "parent", "caller"]
+    out = {0: []}
+    for line in lines[1:]:
+        i, up, a = line.split("\t")
+        out[int(i)] = [int(a, 16)] + out[int(up)]
+    return out
+
+
+@pytest.mark.parametrize("workload", ["syscalls", "pipe"])
+def test_sampled_kernel_paths_match_exact_path_counts(arch, workload, tmp_path):
+    """Exact mode counts every kernel instruction under its call path. The samples of the
+    same run, taken at random instructions, must land on those paths in proportion: every
+    context (call path with the entry code at its root dropped, as `hpmkit compare` matches
+    them) with at least 2 % of the command's exact kernel instructions has a sampled share
+    within 2 points of its exact share, and the contexts sampled most are among the exact
+    ones. Both sides are named with the System.map alone. (Entry and exit code that loads
+    ra or fp by hand changes its callers inside a block, where exact mode reads them at the
+    block's start: such paths differ, but only in which entry-only path they count to.)"""
+    from hpmkit.compare.contexts import ContextTable, contexts
+
+    g = Guest(arch, ["ksuite", workload, 2000], tmp_path)
+    data, tsv = tmp_path / "p.data", tmp_path / "p.tsv"
+    _, m = g.run(out=data, exact=tsv, period=997, seed=7, start="ksuite")
+    syms = system_map(g.smap)
+    chains = exact_paths(tsv)
+    ex, sm = ContextTable(arch), ContextTable(arch)
+    total_kernel = 0
+    for r in exact_rows(tsv):
+        if r[2] == "ksuite" and r[3] == "kernel":
+            stack = [ksym(syms, a) for a in [r[4], *chains[r[9]]]][::-1]
+            ex.add(workload, stack, len(stack), r[5], None, r[5])
+            total_kernel += r[5]
+    tids = comm_tids(data, "ksuite")
+    for smp in samples(data):
+        if smp["tid"] in tids and smp["misc"] & 7 == 1:
+            stack = [ksym(syms, a) for a in split_chain(smp["chain"])[0][1]][::-1]
+            sm.add(workload, stack, len(stack), 1, None, 1)
+    exact = {k: float(v[0]) for k, v in contexts(ex).by_workload[workload].items()}
+    got = {k: float(v[0]) for k, v in contexts(sm).by_workload[workload].items()}
+    st, se = sum(got.values()), sum(exact.values())
+    assert st > 1000 and se == total_kernel, (st, se)
+    big = [p for p, n in exact.items() if n >= 0.02 * se]
+    assert len(big) >= 3, sorted(exact.items(), key=lambda kv: -kv[1])[:5]
+    bad = [(p[1], round(100 * got.get(p, 0) / st, 2), round(100 * exact[p] / se, 2))
+           for p in big if abs(got.get(p, 0) / st - exact[p] / se) >= 0.02]
+    assert not bad, bad
+    top = sorted(got, key=lambda p: -got[p])[:10]
+    assert all(exact.get(p, 0) > 0 for p in top), [p for p in top if not exact.get(p)]
+    print(f"{arch} {workload}: {len(exact)} exact kernel contexts, {len(big)} with >= 2 %; "
+          + "; ".join(f"{' > '.join(p[1][-2:])} {100 * got.get(p, 0) / st:.1f} % "
+                      f"(exact {100 * exact[p] / se:.1f} %)"
+                      for p in sorted(big, key=lambda p: -exact[p])[:4]))
 
 
 def test_bad_arguments_fail_before_boot_and_write_nothing(tmp_path):

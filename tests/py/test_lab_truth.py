@@ -16,6 +16,7 @@ import pytest
 
 from conftest import ROOT
 from hpmkit.lab import guest, record, truth
+from hpmkit.exacttables import read_exact
 from hpmkit.profile import Profile
 
 pytestmark = pytest.mark.skipif(not (shutil.which("qemu-system-riscv64") and
@@ -55,7 +56,7 @@ def test_exact_mode_agrees_with_the_guest_pmu(tmp_path, arch, mode):
                                  mode, str(n)], tmp_path / f"e{n}",
                           record.Options(period=100000, exact=True, comms=["hpm-truth"]))
         assert r.status == 0, r.stderr
-        rows = record.read_exact(r.exact)
+        rows = read_exact(r.exact)
         # OpenSBI's M-mode instructions are outside the guest PMU's S/U counting
         ex[n] = sum(x["insns"] for x in rows if x["priv"] in ("user", "kernel"))
         tick[n] = sum(x["insns"] for x in rows if x["function"] in TICK_PATH)

@@ -1,14 +1,21 @@
-"""Exact ratios beside sampled ones: each ranked context checked against the exact
-per-function instruction counts of the same runs (`hpmkit lab record --exact` /
-`hpmkit lab suite`, which keep `<workload>.exact.tsv` beside `<workload>.hpmprof`).
+"""Exact ratios beside sampled ones: each ranked context checked against exact instruction
+counts of the same runs (`hpmkit lab record --exact` / `hpmkit lab suite`, which keep
+`<workload>.exact.tsv` and `<workload>.exact-paths.tsv.gz` beside `<workload>.hpmprof`).
 
 A context's cost is the instructions of its own frames (its function and the deeper frames
-merged into it) along its paths. The exact table counts each function's own instructions
-wherever it runs, so the context's exact cost is the sum over its frames' functions only
-when those functions run in this context alone: on each side, the samples whose leaf is one
-of them and whose path is outside the context must be under 1 % of those inside. Otherwise
-the exact ratio is "not separable" and said so. Shares are normalised like the sampled ones:
-by all instructions of the workload on that side (the exact table's total).
+merged into it) along its paths. Two exact sources, best first:
+
+- per call path (`.exact-paths.tsv.gz`, kernel contexts): the lab sampler counted every kernel
+  instruction under the call path a sample at that instruction would read. The paths go
+  through the same normalisation as the samples' (contexts.py), and a context's exact cost
+  is the sum over the paths the ranking merged into it. Every kernel context is checkable.
+- per function (`.exact.tsv`): a function's own instructions wherever it runs, so the
+  context's exact cost is the sum over its frames' functions only when those functions run
+  in this context alone: on each side, the samples whose leaf is one of them and whose path
+  is outside the context must be under 1 % of those inside. Otherwise "not separable".
+
+Shares are normalised like the sampled ones: by all instructions of the workload on that
+side (the exact table's total).
 """
 from __future__ import annotations
 
@@ -16,35 +23,41 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
+from ..exacttables import paths_name, read_exact, read_exact_paths
 from .names import Normaliser
 
 LEAK = 0.01
 
 
-def tables_for(paths: list[Path]) -> dict[str, Path]:
+def tables_for(paths: list[Path], suffix: str = ".exact.tsv") -> dict[str, Path]:
     """workload -> exact table, for profiles that have one beside them."""
     out = {}
     for p in paths:
         stem = p.name.removesuffix(".hpmprof").split(".")[0]
-        t = p.with_name(f"{stem}.exact.tsv")
+        t = p.with_name(f"{stem}{suffix}")
         if t.is_file():
             out[stem] = t
     return out
+
+
+def read_paths(path: Path, workload: str, side) -> dict[tuple[str, tuple[str, ...]], float]:
+    """(space, path) -> exact kernel instructions, the paths normalised as the samples' are."""
+    from .contexts import ContextTable, contexts
+
+    t = ContextTable(side.isa, side.kernel, str(path))
+    for n, stack in read_exact_paths(path):
+        t.add(workload, stack, len(stack), n, None, n)
+    return {k: float(c[2]) for k, c in contexts(t).by_workload.get(workload, {}).items()}
 
 
 def read_table(path: Path, norm: Normaliser) -> tuple[dict[tuple[str, str], float], float]:
     """((space, normalised function) -> instructions, workload total)."""
     per: dict[tuple[str, str], float] = defaultdict(float)
     total = 0.0
-    with open(path) as f:
-        head = f.readline().rstrip("\n").split("\t")
-        col = {n: i for i, n in enumerate(head)}
-        for line in f:
-            v = line.rstrip("\n").split("\t")
-            n = float(v[col["insns"]])
-            total += n
-            space = "kernel" if v[col["priv"]] == "kernel" else "user"
-            per[(space, norm(v[col["function"]]))] += n
+    for r in read_exact(path):
+        total += r["insns"]
+        space = "kernel" if r["priv"] == "kernel" else "user"
+        per[(space, norm(r["function"]))] += r["insns"]
     return per, total
 
 
@@ -72,7 +85,10 @@ def annotate(summary: dict, res, paths_a: list[Path], paths_b: list[Path]) -> di
     """Add row["exact"] = {"ratio", "error", "note"} to ranked rows; returns the overall stats
     (also stored as summary["exact"])."""
     ta, tb = tables_for(paths_a), tables_for(paths_b)
-    stats = {"rows": 0, "with_exact": 0, "not_separable": 0, "no_table": 0, "errors": []}
+    suffix = paths_name(".exact.tsv")
+    qa, qb = tables_for(paths_a, suffix), tables_for(paths_b, suffix)
+    stats = {"rows": 0, "with_exact": 0, "by_path": 0, "not_separable": 0, "no_table": 0,
+             "errors": []}
     if not ta and not tb:
         return stats
     norm = Normaliser.load()
@@ -81,6 +97,11 @@ def annotate(summary: dict, res, paths_a: list[Path], paths_b: list[Path]) -> di
     def table(t: Path):
         if t not in cache:
             cache[t] = read_table(t, norm)
+        return cache[t]
+
+    def path_table(t: Path, wl: str, side):
+        if t not in cache:
+            cache[t] = read_paths(t, wl, side)
         return cache[t]
 
     rows = {(r.workload, r.space, r.group.anchor): r for r in res.ranked}
@@ -92,29 +113,37 @@ def annotate(summary: dict, res, paths_a: list[Path], paths_b: list[Path]) -> di
             stats["no_table"] += 1
             continue
         r = rows.get((wl, d["space"], tuple(d["anchor"])))
-        fa, fb = _own(d, "a"), _own(d, "b")
-        ok = r is not None and \
-            _separable(fa, set(r.group.a), res.a.by_workload[wl], d["space"]) and \
-            _separable(fb, set(r.group.b), res.b.by_workload[wl], d["space"])
-        if not ok:
-            d["exact"] = {"ratio": None, "note": "not separable: its functions also run in "
-                          "other contexts, and the exact counts are per function"}
-            stats["not_separable"] += 1
-            continue
         (pa, tot_a), (pb, tot_b) = table(ta[wl]), table(tb[wl])
-        ea = sum(pa.get((d["space"], f), 0.0) for f in fa) / tot_a if tot_a else math.nan
-        eb = sum(pb.get((d["space"], f), 0.0) for f in fb) / tot_b if tot_b else math.nan
+        if r is not None and d["space"] == "kernel" and wl in qa and wl in qb:
+            xa, xb = path_table(qa[wl], wl, res.a), path_table(qb[wl], wl, res.b)
+            ea = sum(xa.get((d["space"], p), 0.0) for p in r.group.a) / tot_a if tot_a else math.nan
+            eb = sum(xb.get((d["space"], p), 0.0) for p in r.group.b) / tot_b if tot_b else math.nan
+            note = "exact instructions of the context's call paths"
+            stats["by_path"] += 1
+        else:
+            fa, fb = _own(d, "a"), _own(d, "b")
+            ok = r is not None and \
+                _separable(fa, set(r.group.a), res.a.by_workload[wl], d["space"]) and \
+                _separable(fb, set(r.group.b), res.b.by_workload[wl], d["space"])
+            if not ok:
+                d["exact"] = {"ratio": None, "note": "not separable: its functions also run in "
+                              "other contexts, and the exact counts are per function"}
+                stats["not_separable"] += 1
+                continue
+            ea = sum(pa.get((d["space"], f), 0.0) for f in fa) / tot_a if tot_a else math.nan
+            eb = sum(pb.get((d["space"], f), 0.0) for f in fb) / tot_b if tot_b else math.nan
+            note = "exact instructions of the context's functions"
         ratio = ea / eb if eb > 0 and ea > 0 else None
         sampled = (d.get("ratio") or {}).get("instructions")
         err = (sampled / ratio - 1) if (ratio and sampled) else None
-        d["exact"] = {"ratio": ratio, "share_a": ea, "share_b": eb, "error": err,
-                      "note": "exact instructions of the context's functions"}
+        d["exact"] = {"ratio": ratio, "share_a": ea, "share_b": eb, "error": err, "note": note}
         stats["with_exact"] += 1
         if err is not None:
             stats["errors"].append(err)
     e = [abs(x) for x in stats["errors"]]
     stats["max_abs_error"] = max(e) if e else None
     stats["median_abs_error"] = sorted(e)[len(e) // 2] if e else None
+    stats["within_15"] = sum(1 for x in e if x <= 0.15)
     stats["below_1_2"] = sum(1 for d in summary.get("ranking", [])
                              if (d.get("exact") or {}).get("ratio") is not None
                              and d["exact"]["ratio"] < 1.2)

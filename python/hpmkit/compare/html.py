@@ -34,6 +34,7 @@ JS = r"""
   const esc = s => String(s).replace(/[&<>"]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
   const body = document.querySelector('#ranking tbody');
   const hits = S.truth ? S.truth.row_hits : null;
+  const hasExact = !!(S.exact && S.exact.with_exact);
   S.ranking.forEach((r, i) => {
     const tr = document.createElement('tr');
     tr.dataset.i = i;
@@ -41,6 +42,8 @@ JS = r"""
       r.kind + ' ' + r.depth, esc(r.partial_stack.join(' \u203a ')), r.anomalous.join(', ')]
       .concat(S.metrics.map(m => fmt(r.ratio[m]) + ' <span class=muted>[' + fmt(r.ci95[m][0]) + '\u2013' + fmt(r.ci95[m][1]) + ']</span>'))
       .concat([fmt(r.samples[0], 0) + ' / ' + fmt(r.samples[1], 0)]);
+    if (hasExact) cells.push(r.exact && r.exact.ratio ? '<span title="' + esc(r.exact.note) + '">' + fmt(r.exact.ratio) + '</span>'
+                                     : '<span class=muted title="' + esc((r.exact || {}).note || '') + '">n/a</span>');
     if (hits) cells.push(hits[i].length ? 'yes' : '');
     tr.innerHTML = cells.map((c, j) => '<td' + (j < 2 || j > 6 ? ' class=n' : '') + '>' + c + '</td>').join('');
     tr.addEventListener('click', () => show(i));
@@ -273,11 +276,21 @@ def render(res: Result, summary: dict) -> str:
         H.append(f'<p class="warn">warning: {_e(w_)}</p>')
     heads = "".join(f"<th>{_e(m)} A/B [95%]</th>" for m in s["metrics"])
     known = "<th>known</th>" if s.get("truth") else ""
+    ex = s.get("exact") or {}
+    if ex.get("with_exact"):
+        known = "<th>exact ins A/B</th>" + known
     H.append(f'<h2>Ranking (<span id="rank-count">0</span> shown of {s["ranked"]} anomalous; '
              f'{s["matched_contexts"]} matched contexts, {s["too_thin"]} too thin)</h2>'
              f'<table id="ranking"><thead><tr><th>#</th><th>score</th><th>function</th><th>workload</th>'
              f'<th>match</th><th>partial stack</th><th>anomalous</th>{heads}<th>samples A / B</th>{known}'
              f'</tr></thead><tbody></tbody></table>')
+    if ex.get("with_exact"):
+        med = ex.get("median_abs_error")
+        H.append(f"<p class='muted' id='exact-note'>exact ins A/B: exact instruction counts of the same runs, "
+                 f"{ex['with_exact']} of {ex['rows']} ranked contexts ({ex.get('by_path', 0)} by call path)"
+                 + (f"; sampled vs exact: median error {100 * med:.0f} %, largest "
+                    f"{100 * ex['max_abs_error']:.0f} %; {ex['below_1_2']} with an exact ratio below 1.2"
+                    if med is not None else "") + ".</p>")
     H.append('<h2 id="detail-title">Stacks</h2><p id="detail-votes" class="muted"></p><div class="stacks">'
              f'<div><b>A {_e(a["isa"])}</b><div id="stack-a"></div></div>'
              f'<div><b>B {_e(b["isa"])}</b><div id="stack-b"></div></div></div>'

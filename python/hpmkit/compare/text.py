@@ -76,11 +76,12 @@ def render(s: dict) -> str:
             e = s["exact"]
             med = e.get("median_abs_error")
             L.append(f"exact counts of the same runs: {e['with_exact']} of {e['rows']} ranked contexts "
-                     f"checked ({e['not_separable']} not separable per function, {e['no_table']} "
-                     "without counts)" + (f"; sampled vs exact ratio: median error "
-                                          f"{100 * med:.0f} %, largest {100 * e['max_abs_error']:.0f} %; "
-                                          f"{e['below_1_2']} with an exact ratio below 1.2"
-                                          if med is not None else ""))
+                     f"checked ({e.get('by_path', 0)} by call path; {e['not_separable']} not "
+                     f"separable per function, {e['no_table']} without counts)"
+                     + (f"; sampled vs exact ratio: median error {100 * med:.0f} %, largest "
+                        f"{100 * e['max_abs_error']:.0f} %, {e.get('within_15', 0)} within 15 %; "
+                        f"{e['below_1_2']} with an exact ratio below 1.2"
+                        if med is not None else ""))
     else:
         L.append("no context is anomalous on any metric")
     L.append(f"not ranked: {s['too_thin']} matched context(s) too thin (< {s['options']['min_samples']} "

@@ -80,7 +80,8 @@ def add_parser(sub, raw_formatter) -> None:
                         "changes) and run COMMAND. Writes OUT/<arch>.perf.data (perf reads it), "
                         "OUT/<arch>.hpmprof (COMMAND and its children; --comm narrows it) and "
                         "with --exact OUT/<arch>.exact.tsv (instructions per function, counted, "
-                        "not sampled). docs/pes.md.",
+                        "not sampled) and OUT/<arch>.exact-paths.tsv.gz (kernel instructions per "
+                        "call path, as 'hpmkit compare' checks its ratios). docs/pes.md.",
                         epilog=RECORD_EPILOG, formatter_class=raw_formatter)
     rec.add_argument("--arch", choices=[*guest.ARCHES, "both"], required=True)
     rec.add_argument("-o", "--out", required=True, type=Path, help="output folder")
@@ -92,7 +93,8 @@ def add_parser(sub, raw_formatter) -> None:
                      "so sampling cannot resonate with a loop)")
     rec.add_argument("--seed", type=int, default=1, help="jitter seed (default 1)")
     rec.add_argument("--exact", action="store_true",
-                     help="also count every instruction per function (no sampling)")
+                     help="also count every instruction per function and kernel call path "
+                     "(no sampling)")
     rec.add_argument("--comm", action="append", default=[], metavar="NAME",
                      help="keep only samples of tasks with this name (repeatable)")
     rec.add_argument("--add", action="append", default=[], metavar="PATH", type=Path,

@@ -159,6 +159,7 @@ class JobResult:
     exec_errno: int | None = None
     perf_data: bytes | None = None
     exact_z: bytes | None = None     # the exact table, zlib-compressed (it can be large)
+    paths_z: bytes | None = None     # its kernel call paths (exact.tsv.paths), zlib-compressed
     stdout: bytes = b""
     stderr: bytes = b""
     warnings: list[str] = field(default_factory=list)
@@ -169,6 +170,10 @@ class JobResult:
     @property
     def exact_raw(self) -> bytes | None:
         return zlib.decompress(self.exact_z) if self.exact_z is not None else None
+
+    @property
+    def paths_raw(self) -> bytes | None:
+        return zlib.decompress(self.paths_z) if self.paths_z is not None else None
 
 
 def worker_name() -> str:
@@ -203,6 +208,9 @@ def execute(job: Job, bundle: Bundle) -> JobResult:
                 res.perf_data = out.read_bytes()
             if exact.is_file():
                 res.exact_z = zlib.compress(exact.read_bytes(), 1)
+            paths = exact.with_name(exact.name + ".paths")
+            if paths.is_file():
+                res.paths_z = zlib.compress(paths.read_bytes(), 1)
     except LabError as e:
         res.error = str(e)
     except Exception as e:      # anything else on a remote machine: name it, do not lose it

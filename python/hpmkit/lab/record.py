@@ -13,6 +13,7 @@ children only: the guest's init, idle and kernel threads are counted and left ou
 from __future__ import annotations
 
 import errno
+import gzip
 import os
 import struct
 import subprocess
@@ -21,6 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..exacttables import EXACT_COLUMNS, PATHS_COLUMNS, paths_name
 from . import guest
 from .protocol import LabError
 
@@ -167,14 +169,25 @@ def finish(job, res, out: Path, opts: Options) -> Recording:
     if opts.exact:
         raw_exact = out / f".{arch}.exact-raw.tsv"
         raw_exact.write_bytes(res.exact_raw)
+        raw_paths = None
+        if res.paths_z is not None:
+            raw_paths = out / f".{arch}.exact-raw.paths"
+            raw_paths.write_bytes(res.paths_raw)
         exact = out / f"{arch}.exact.tsv"
         kf = guest.kernel_files(arch)
         try:
             write_exact(arch, raw_exact, data, kf.system_map, symfs_for(arch, out, opts.add),
-                        exact, opts.comms)
+                        exact, opts.comms, raw_paths, paths_file(exact))
         finally:
             raw_exact.unlink(missing_ok=True)
+            if raw_paths is not None:
+                raw_paths.unlink(missing_ok=True)
     return Recording(arch, data, prof, exact, res.status, kept, skipped, res.stdout, res.stderr)
+
+
+def paths_file(exact: Path) -> Path:
+    """X.exact.tsv -> X.exact-paths.tsv.gz (exact kernel instructions per call path)."""
+    return exact.with_name(paths_name(exact.name))
 
 
 def to_profile(arch: str, data: Path, out: Path, argv: list[str], opts: Options):
@@ -257,13 +270,17 @@ def _exe_maps(data: Path) -> dict[int, list[tuple[int, int, int, str]]]:
 
 
 def write_exact(arch: str, raw: Path, data: Path, system_map: Path, symfs: Path, dst: Path,
-                comms: list[str]) -> None:
+                comms: list[str], paths: Path | None = None, paths_dst: Path | None = None) -> None:
     """Per-function exact counts of the command's processes from the sampler's per-block
     table: `priv function dso insns loads stores branches` sorted by instructions.
 
     The table has one row per (task, block): a fork-heavy workload gives millions. Rows are
     first summed per address (kernel, firmware) or per (program mapping, address) (user), so
-    each distinct address is symbolised once, vectorised."""
+    each distinct address is symbolised once, vectorised.
+
+    With the sampler's kernel call paths (`paths`, EXACT.paths) also `paths_dst`: exact
+    kernel instructions per call path, `insns<TAB>stack` with the stack root -> leaf as
+    `;`-joined function names (the kernel part of a sample's stack at that code)."""
     import numpy as np
 
     from ..profile.symbols import Kallsyms, open_elf
@@ -273,6 +290,7 @@ def write_exact(arch: str, raw: Path, data: Path, system_map: Path, symfs: Path,
     pids = command_pids(process_parents(data))
     maps = _exe_maps(data)
     kern: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    kpath: dict[tuple[int, int], int] = defaultdict(int)    # (path id, block pc) -> insns
     user: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     other: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     mapping: dict[tuple[int, str], list] = {}
@@ -290,6 +308,7 @@ def write_exact(arch: str, raw: Path, data: Path, system_map: Path, symfs: Path,
         col = {n: i for i, n in enumerate(f.readline().split())}
         ci, cp, cc, cs = col["tgid"], col["priv"], col["comm"], col["start_pc"]
         cn = [col[k] for k in ("insns", "loads", "stores", "branches")]
+        cpath = col.get("path")
         for line in f:
             v = line.rstrip("\n").split("\t")
             tgid = int(v[ci])
@@ -298,6 +317,8 @@ def write_exact(arch: str, raw: Path, data: Path, system_map: Path, symfs: Path,
             priv, pc_ = v[cp], int(v[cs], 16)
             if priv == "kernel":
                 t = kern[pc_]
+                if cpath is not None:
+                    kpath[(int(v[cpath]), pc_)] += int(v[cn[0]])
             elif priv == "user":
                 m = next((m for m in user_map(tgid, v[cc]) if m[0] <= pc_ < m[1]), None)
                 t = user[(m[3], m[0], m[2], pc_) if m else (None, 0, 0, pc_)]
@@ -318,6 +339,8 @@ def write_exact(arch: str, raw: Path, data: Path, system_map: Path, symfs: Path,
         idx = ks.lookup(np.array(addrs, dtype=np.uint64))[0].tolist()
         for a, i in zip(addrs, idx):
             add(("kernel", ks.names[i] if i >= 0 else f"{a:#x}", "[kernel.kallsyms]"), kern[a])
+        if paths is not None and paths_dst is not None:
+            _write_paths(ks, kpath, paths, paths_dst)
     by_file: dict[str | None, list] = defaultdict(list)
     for key in user:
         by_file[key[0]].append(key)
@@ -341,23 +364,57 @@ def write_exact(arch: str, raw: Path, data: Path, system_map: Path, symfs: Path,
         add((priv, f"[{priv}]", f"[{priv}]"), c)
     tmp = dst.with_name(f".{dst.name}.tmp")
     with open(tmp, "w") as f:
-        f.write("priv\tfunction\tdso\tinsns\tloads\tstores\tbranches\n")
+        f.write("\t".join(EXACT_COLUMNS) + "\n")
         for (priv, name, dso), c in sorted(totals.items(), key=lambda kv: (-kv[1][0], kv[0])):
             f.write(f"{priv}\t{name}\t{dso}\t{c[0]}\t{c[1]}\t{c[2]}\t{c[3]}\n")
     tmp.replace(dst)
 
 
-def read_exact(path: Path) -> list[dict]:
-    """Rows of an <arch>.exact.tsv as dicts with integer counts."""
-    out = []
-    with open(path) as f:
-        names = f.readline().rstrip("\n").split("\t")
-        for line in f:
-            v = dict(zip(names, line.rstrip("\n").split("\t")))
-            for k in ("insns", "loads", "stores", "branches"):
-                v[k] = int(v[k])
-            out.append(v)
-    return out
+def _write_paths(ks, kpath: dict[tuple[int, int], int], paths: Path, dst: Path) -> None:
+    """Exact kernel instructions per call path (write_exact's `paths_dst`)."""
+    import numpy as np
+
+    used = {p for p, _ in kpath}
+    parent: dict[int, tuple[int, int]] = {}
+    with open(paths) as f:
+        if f.readline().rstrip("\n").split("\t") != ["path", "parent", "caller"]:
+            raise LabError(f"{paths.name}: not the sampler's call-path table (header)")
+        for n, line in enumerate(f, 2):
+            try:
+                i, up, a = line.rstrip("\n").split("\t")
+                parent[int(i)] = (int(up), int(a, 16))
+            except ValueError:
+                raise LabError(f"{paths.name} line {n}: not 'id<TAB>parent<TAB>hex'; "
+                               "record again") from None
+    chains: dict[int, list[int]] = {0: []}
+
+    def chain(i: int) -> list[int]:
+        # innermost caller first; parents precede children, so the walk up ends at 0
+        out, seen = [], i
+        while i and i not in chains:
+            if i not in parent or len(out) > len(parent):
+                raise LabError(f"{paths.name}: call path {seen} is not defined; record again")
+            up, a = parent[i]
+            out.append(a)
+            i = up
+        return out + chains[i]
+
+    for p in used:
+        chains[p] = chain(p)
+    addrs = sorted({a for c in chains.values() for a in c} | {pc for _, pc in kpath})
+    idx = ks.lookup(np.array(addrs, dtype=np.uint64))[0].tolist()
+    name = {a: (ks.names[i] if i >= 0 else f"{a:#x}") for a, i in zip(addrs, idx)}
+    per: dict[str, int] = defaultdict(int)
+    for (p, pc_), n in kpath.items():
+        per[";".join([name[a] for a in reversed(chains[p])] + [name[pc_]])] += n
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    text = "\t".join(PATHS_COLUMNS) + "\n" + "".join(
+        f"{n}\t{st}\n" for st, n in sorted(per.items(), key=lambda kv: (-kv[1], kv[0])))
+    with open(tmp, "wb") as raw:
+        # no name or time in the header: a recording made again is the same file
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as f:
+            f.write(text.encode())
+    tmp.replace(dst)
 
 
 def progress(msg: str) -> None:

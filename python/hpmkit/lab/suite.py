@@ -121,9 +121,13 @@ def _save_precise(arch: str, workload: str, prof: Path, exact: Path, out_dir: Pa
     p.meta["source"] = dict(p.meta["source"], path=f"{arch}/{workload}.perf.data")
     dest = out_dir / arch / f"{workload}.hpmprof"
     saved = p.save(dest)
-    tmp = dest.with_name(f".{workload}.exact.tsv.tmp")
-    shutil.copyfile(exact, tmp)
-    tmp.replace(dest.with_name(f"{workload}.exact.tsv"))
+    from .record import paths_file
+    for src, name in ((exact, f"{workload}.exact.tsv"),
+                      (paths_file(exact), f"{workload}.exact-paths.tsv.gz")):
+        if src.is_file():
+            tmp = dest.with_name(f".{name}.tmp")
+            shutil.copyfile(src, tmp)
+            tmp.replace(dest.with_name(name))
     return saved
 
 

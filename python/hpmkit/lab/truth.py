@@ -69,5 +69,5 @@ def per_call_counts(arch: str, argv: list[str]) -> dict[str, float]:
 
 
 def exact_total(path: Path, priv: str | None = None) -> int:
-    from .record import read_exact
+    from ..exacttables import read_exact
     return sum(r["insns"] for r in read_exact(path) if priv is None or r["priv"] == priv)
