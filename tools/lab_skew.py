@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
 from hpmkit.lab import guest, record, truth  # noqa: E402
+from hpmkit.exacttables import read_exact  # noqa: E402
 from hpmkit.lab.protocol import LabError  # noqa: E402
 from hpmkit.profile import ingest  # noqa: E402
 
@@ -56,7 +57,7 @@ def one(arch: str, cmd: str, period: int, tmp: Path) -> str:
     from hpmkit.profile import Profile
     prof = Profile.load(r.profile)
     precise = truth.sampled_shares(prof)
-    exact = truth.exact_shares(record.read_exact(r.exact))
+    exact = truth.exact_shares(read_exact(r.exact))
     irq, nirq = interrupt_shares(arch, argv, tmp)
     top = sorted(exact, key=lambda f: -exact[f])[:TOP]
     lines = [f"\n### `{cmd}` on {arch}\n",

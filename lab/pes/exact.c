@@ -231,6 +231,20 @@ static void put_comm(FILE *f, const char *c)
 
 static const char *const priv_names[] = { "user", "kernel", "firmware" };
 
+/* close f (written as tmp) and move it to name; on any failure nothing is left */
+static bool commit(FILE *f, const char *tmp, const char *name, char *err, size_t errlen)
+{
+	bool ok = !ferror(f);
+	ok &= fclose(f) == 0;
+	if (!ok || rename(tmp, name)) {
+		snprintf(err, errlen, "cannot write %s: %s; nothing was written", name,
+			 strerror(errno ? errno : EIO));
+		unlink(tmp);
+		return false;
+	}
+	return true;
+}
+
 /* EXACT.paths: the trie, `path<TAB>parent<TAB>caller` (hex return address - 1), parents
  * before children; a path's callers are its caller, its parent's, ... innermost first */
 static bool paths_write(const char *path, char *err, size_t errlen)
@@ -246,15 +260,7 @@ static bool paths_write(const char *path, char *err, size_t errlen)
 	fputs("path\tparent\tcaller\n", f);
 	for (uint32_t id = 1; id < npn; id++)
 		fprintf(f, "%u\t%u\t%llx\n", id, pn[id].parent, (unsigned long long)pn[id].caller);
-	bool ok = !ferror(f);
-	ok &= fclose(f) == 0;
-	if (!ok || rename(tmp, name)) {
-		snprintf(err, errlen, "cannot write %s: %s; nothing was written", name,
-			 strerror(errno ? errno : EIO));
-		unlink(tmp);
-		return false;
-	}
-	return true;
+	return commit(f, tmp, name, err, errlen);
 }
 
 bool exact_write(const char *path, char *err, size_t errlen)
@@ -299,13 +305,5 @@ bool exact_write(const char *path, char *err, size_t errlen)
 			(unsigned long long)x->branches, x->path);
 	}
 	free(r);
-	bool ok = !ferror(f);
-	ok &= fclose(f) == 0;
-	if (!ok || rename(tmp, path)) {
-		snprintf(err, errlen, "cannot write exact=%s: %s; nothing was written", path,
-			 strerror(errno ? errno : EIO));
-		unlink(tmp);
-		return false;
-	}
-	return true;
+	return commit(f, tmp, path, err, errlen);
 }

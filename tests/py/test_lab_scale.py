@@ -131,7 +131,7 @@ def test_serial_local_pool_and_dask_cluster_give_the_same_files(tmp_path, monkey
         assert [p.relative_to(tmp_path / k) for p in runs[k]] == \
             [p.relative_to(tmp_path / "serial") for p in runs["serial"]]
     s = tree(tmp_path / "serial")
-    assert len(s) == len(names) * len(arches) * 5, sorted(s)   # 4 parquet/json + exact.tsv
+    assert len(s) == len(names) * len(arches) * 6, sorted(s)   # 4 parquet/json, exact.tsv, exact-paths.tsv.gz
     assert tree(tmp_path / "j2") == s
     assert tree(tmp_path / "dask") == s
     assert len(raw["serial"]) == 4 and raw["j2"] == raw["serial"] == raw["dask"]

@@ -93,7 +93,7 @@ def test_sampled_shares_match_exact_shares(tmp_path, arch, cmd):
     prof = Profile.load(r.profile)
     n = prof.samples.num_rows
     assert n > 5000, n
-    errs = truth.share_errors(truth.sampled_shares(prof), truth.exact_shares(record.read_exact(r.exact)))
+    errs = truth.share_errors(truth.sampled_shares(prof), truth.exact_shares(read_exact(r.exact)))
     worst = errs[0]
     print(f"{arch} {cmd}: {n} samples; largest gap {worst[0]} exact {100 * worst[1]:.2f} % "
           f"sampled {100 * worst[2]:.2f} %")
