@@ -21,7 +21,7 @@ import os
 import zlib
 from collections.abc import Iterator
 
-from .errors import FormatError
+from .errors import FormatError, ReadError
 
 EXACT_COLUMNS = ("priv", "function", "dso", "insns", "loads", "stores", "branches")
 PATHS_COLUMNS = ("insns", "stack")
@@ -55,8 +55,8 @@ def _lines(path: str | os.PathLike, columns: tuple[str, ...]) -> Iterator[tuple[
                     raise FormatError(path, f"line {n} has {len(v)} columns, not {len(columns)}", HINT)
                 yield n, v
     except (OSError, EOFError, zlib.error) as e:
-        if isinstance(e, FileNotFoundError | IsADirectoryError | PermissionError):
-            raise
+        if isinstance(e, OSError) and e.strerror:   # not there, not a file, no permission
+            raise ReadError(path, f"cannot read: {e.strerror}") from None
         raise FormatError(path, f"damaged compressed data after line {n} ({e})", HINT) from None
 
 

@@ -273,13 +273,20 @@ def test_exact_ratios_by_call_path(lab_subset, tmp_path):
     assert abs(top["exact"]["error"]) < 0.15, top["exact"]
 
 
-def test_broken_exact_path_table_is_one_line(lab_subset, tmp_path):
+@pytest.mark.parametrize("damage", ["count", "cut"])
+def test_broken_exact_path_table_is_one_line(lab_subset, tmp_path, damage):
+    """A bad count, or the gzip stream cut short: one line naming the file and where."""
     import shutil
     bad = tmp_path / "lab"
     shutil.copytree(lab_subset, bad)
-    (bad / "riscv64" / "mmap.exact-paths.tsv.gz").write_text("insns\tstack\n12x\tsys_mmap;memset\n")
+    f = bad / "riscv64" / "mmap.exact-paths.tsv.gz"
+    if damage == "count":
+        f.write_text("insns\tstack\n12x\tsys_mmap;memset\n")
+    else:
+        f.write_bytes(f.read_bytes()[:3000])
     p = hpmkit("compare", bad / "riscv64", "--vs", bad / "aarch64", "-q", "--json", tmp_path / "c.json",
                cwd=tmp_path)
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and "mmap.exact-paths.tsv.gz" in p.stderr, p.stderr
-    assert "line 2" in p.stderr and not (tmp_path / "c.json").exists()
+    assert ("line 2" if damage == "count" else "damaged compressed data after line") in p.stderr
+    assert not (tmp_path / "c.json").exists()
