@@ -113,6 +113,16 @@ static uint32_t walk_path(const struct tb *tb)
  * holds the rest); after a return to the innermost caller, the parent; after anything
  * else (an exception, its return, a call from entry code, a tail call, a jump between
  * symbols, a switch of tasks) a frame walk; a branch inside one function keeps the path. */
+static bool leaves_switch(const struct tb *prev, const struct tb *tb)
+{
+	static int64_t sw = -2;
+	if (sw == -2) {
+		uint64_t a = ksym_addr(opt.isa->switch_sym);
+		sw = a ? kfunc(a) : -1;
+	}
+	return sw >= 0 && prev->func == sw && tb->func != sw;
+}
+
 void exact_path_at(struct vcpu *v, const struct tb *prev, const struct tb *tb)
 {
 	if (tb->priv != PRIV_KERNEL) {
@@ -120,7 +130,15 @@ void exact_path_at(struct vcpu *v, const struct tb *prev, const struct tb *tb)
 		v->path_task = NULL;
 		return;
 	}
-	if (prev && prev->priv == PRIV_KERNEL && v->path_task == v->task && v->task) {
+	/* out of the context switch (riscv __switch_to, arm64 cpu_switch_to) the stack is the
+	 * next task's, whose callers are not the path followed into the switch: walk. (The task
+	 * is known from the switch's first instruction, but a walk inside the switch, before
+	 * the next task's sp and fp are loaded, reads the previous task's callers; a return
+	 * to the same call site in __schedule then kept them: 1.7 M instructions of
+	 * finish_task_switch in fork on arm64 counted under the exiting child's do_exit
+	 * where samples read the parent's wait4.) */
+	if (prev && prev->priv == PRIV_KERNEL && !leaves_switch(prev, tb) &&
+	    v->path_task == v->task && v->task) {
 		const struct insn *last = &prev->in[prev->n - 1];
 		int f = opt.isa->flow(last->raw);
 		/* a call from entry assembly walks: it has just pointed fp at the frame record

@@ -125,7 +125,7 @@ def _run(args) -> int:
             res = analyse.run(ca, cb, opts, progress=prog)
     except analyse.NotEnoughSamples as e:
         if args.explain and e.result is not None:
-            _write_explain(args.explain, e.result)
+            _write_explain(args.explain, e.result, pa, pb)
         raise
     ev = None
     if truth is not None:
@@ -156,16 +156,17 @@ def _run(args) -> int:
             page = html.render(res, s)
         inputs.atomic_write(Path(args.html), page)
     if args.explain:
-        _write_explain(args.explain, res)
+        _write_explain(args.explain, res, pa, pb)
     prog.close()
     if not args.quiet and args.explain != "-":
         sys.stdout.write(text.render(s))
     return 0
 
 
-def _write_explain(dest: str, res) -> None:
-    from . import explain, inputs
-    table = explain.render(res)
+def _write_explain(dest: str, res, pa, pb) -> None:
+    from . import exact, explain, inputs
+    src = exact.Exact(res, pa, pb)
+    table = explain.render(res, src if src.has_paths() else None)
     if dest == "-":
         sys.stdout.write(table)
     else:

@@ -81,29 +81,67 @@ def _separable(fns: set[str], group: set, ctx: dict, space: str) -> bool:
     return inside > 0 and outside <= LEAK * inside
 
 
+class Exact:
+    """The exact tables beside both sides' profiles, read once each on demand."""
+
+    def __init__(self, res, paths_a: list[Path], paths_b: list[Path]):
+        self.res = res
+        suffix = paths_name(".exact.tsv")
+        self.ta, self.tb = tables_for(paths_a), tables_for(paths_b)
+        self.qa, self.qb = tables_for(paths_a, suffix), tables_for(paths_b, suffix)
+        self._norm: Normaliser | None = None
+        self._cache: dict[Path, tuple | dict] = {}
+
+    def any(self) -> bool:
+        return bool(self.ta or self.tb)
+
+    def has_paths(self) -> bool:
+        return bool(set(self.qa) & set(self.qb) & set(self.ta) & set(self.tb))
+
+    def table(self, t: Path):
+        if t not in self._cache:
+            if self._norm is None:
+                self._norm = Normaliser.load()
+            self._cache[t] = read_table(t, self._norm)
+        return self._cache[t]
+
+    def path_table(self, t: Path, wl: str, side):
+        if t not in self._cache:
+            self._cache[t] = read_paths(t, wl, side)
+        return self._cache[t]
+
+    def by_path(self, r) -> tuple[float, float] | None:
+        """Exact (share A, share B) of a matched kernel context: the instructions of the call
+        paths merged into it over all instructions of its workload, or None without tables."""
+        wl = r.workload
+        if r.space != "kernel" or not all(wl in t for t in (self.ta, self.tb, self.qa, self.qb)):
+            return None
+        tot_a, tot_b = self.table(self.ta[wl])[1], self.table(self.tb[wl])[1]
+        xa = self.path_table(self.qa[wl], wl, self.res.a)
+        xb = self.path_table(self.qb[wl], wl, self.res.b)
+        ea = sum(xa.get((r.space, p), 0.0) for p in r.group.a) / tot_a if tot_a else math.nan
+        eb = sum(xb.get((r.space, p), 0.0) for p in r.group.b) / tot_b if tot_b else math.nan
+        return ea, eb
+
+    def ratio(self, r) -> float | None:
+        """Exact A/B ratio of a matched kernel context's call paths (None: no tables, or no
+        instructions on a side)."""
+        e = self.by_path(r)
+        if e is None:
+            return None
+        ea, eb = e
+        return ea / eb if eb > 0 and ea > 0 else None
+
+
 def annotate(summary: dict, res, paths_a: list[Path], paths_b: list[Path]) -> dict:
     """Add row["exact"] = {"ratio", "error", "note"} to ranked rows; returns the overall stats
     (also stored as summary["exact"])."""
-    ta, tb = tables_for(paths_a), tables_for(paths_b)
-    suffix = paths_name(".exact.tsv")
-    qa, qb = tables_for(paths_a, suffix), tables_for(paths_b, suffix)
+    src = Exact(res, paths_a, paths_b)
+    ta, tb = src.ta, src.tb
     stats = {"rows": 0, "with_exact": 0, "by_path": 0, "not_separable": 0, "no_table": 0,
              "errors": []}
-    if not ta and not tb:
+    if not src.any():
         return stats
-    norm = Normaliser.load()
-    cache: dict[Path, tuple] = {}
-
-    def table(t: Path):
-        if t not in cache:
-            cache[t] = read_table(t, norm)
-        return cache[t]
-
-    def path_table(t: Path, wl: str, side):
-        if t not in cache:
-            cache[t] = read_paths(t, wl, side)
-        return cache[t]
-
     rows = {(r.workload, r.space, r.group.anchor): r for r in res.ranked}
     for d in summary.get("ranking", []):
         stats["rows"] += 1
@@ -113,14 +151,13 @@ def annotate(summary: dict, res, paths_a: list[Path], paths_b: list[Path]) -> di
             stats["no_table"] += 1
             continue
         r = rows.get((wl, d["space"], tuple(d["anchor"])))
-        (pa, tot_a), (pb, tot_b) = table(ta[wl]), table(tb[wl])
-        if r is not None and d["space"] == "kernel" and wl in qa and wl in qb:
-            xa, xb = path_table(qa[wl], wl, res.a), path_table(qb[wl], wl, res.b)
-            ea = sum(xa.get((d["space"], p), 0.0) for p in r.group.a) / tot_a if tot_a else math.nan
-            eb = sum(xb.get((d["space"], p), 0.0) for p in r.group.b) / tot_b if tot_b else math.nan
+        e = src.by_path(r) if r is not None else None
+        if e is not None:
+            ea, eb = e
             note = "exact instructions of the context's call paths"
             stats["by_path"] += 1
         else:
+            (pa, tot_a), (pb, tot_b) = src.table(ta[wl]), src.table(tb[wl])
             fa, fb = _own(d, "a"), _own(d, "b")
             ok = r is not None and \
                 _separable(fa, set(r.group.a), res.a.by_workload[wl], d["space"]) and \

@@ -7,7 +7,12 @@ rank at all. TSV, one line per context:
 
     status  rank  workload  space  function  match  samples_a  samples_b
     ratio_<m>  ci95_lo_<m>  ci95_hi_<m>  votes_<m>   (for each metric of the run)
+    [exact_ratio_instructions]   (when exact tables lie beside both sides' profiles)
     score  why  path
+
+`exact_ratio_instructions`: for a matched kernel context, the A/B ratio of the exact
+instructions of the call paths merged into it, from the lab's per-path tables of the same runs
+(exact.py; '-' for other rows). It is there to judge the sampled ratio beside it, not to rank.
 
 status: ranked | not-ranked | thin | unmatched-A | unmatched-B. `votes_<m>`: the detectors that
 flagged the metric ('-': none). `path`: the matched anchor (root -> leaf, ';'-separated), or
@@ -30,7 +35,7 @@ def _num(x: float | None) -> str:
     return f"{x:.4g}"
 
 
-def _why(r: Row, res: Result) -> tuple[str, str]:
+def status_of(r: Row, res: Result) -> tuple[str, str]:
     """(status, reason) of one matched context."""
     o = res.options
     if r.thin:
@@ -64,17 +69,20 @@ def _why(r: Row, res: Result) -> tuple[str, str]:
     return "not-ranked", "; ".join(parts)
 
 
-def rows(res: Result) -> list[list[str]]:
-    """The table's lines (without the header), sorted as the module docstring says."""
+def rows(res: Result, exact=None) -> list[list[str]]:
+    """The table's lines (without the header), sorted as the module docstring says; `exact`
+    (exact.Exact) adds the exact ratio column."""
     first = res.metrics[0]
     out: list[tuple[tuple, list[str]]] = []
     for r in res.rows:
-        status, why = _why(r, res)
+        status, why = status_of(r, res)
         cells = [status, "-" if r.rank is None else str(r.rank), r.workload, r.space, r.function,
                  f"{r.group.kind} {r.group.depth}", f"{r.a[0]:.0f}", f"{r.b[0]:.0f}"]
         for m in res.metrics:
             lo, hi = r.ci(m)
             cells += [_num(r.ratio.get(m)), _num(lo), _num(hi), ",".join(r.votes.get(m, [])) or "-"]
+        if exact is not None:
+            cells.append(_num(exact.ratio(r)))
         cells += [_num(r.score) if r.rank is not None else "-", why, ";".join(r.group.anchor)]
         ratio = r.ratio.get(first, math.nan)
         key = (STATUS_ORDER.index(status), r.rank or 0, -ratio if math.isfinite(ratio) else math.inf,
@@ -87,7 +95,7 @@ def rows(res: Result) -> list[list[str]]:
                 n = side.by_workload[wl][(space, path)][0]
                 cells = [f"unmatched-{tag}", "-", wl, space, path[-1], "-",
                          f"{n:.0f}" if tag == "A" else "0", "0" if tag == "A" else f"{n:.0f}"]
-                cells += ["-"] * (4 * len(res.metrics))
+                cells += ["-"] * (4 * len(res.metrics) + (exact is not None))
                 cells += ["-", f"no context of {other.isa or other.label} matches it (exact, partial, "
                                "parent or leaf name)", ";".join(path)]
                 out.append(((STATUS_ORDER.index(cells[0]), 0, -n, wl, path), cells))
@@ -95,18 +103,20 @@ def rows(res: Result) -> list[list[str]]:
     return [c for _, c in out]
 
 
-def header(res: Result) -> list[str]:
+def header(res: Result, exact=None) -> list[str]:
     h = ["status", "rank", "workload", "space", "function", "match", "samples_a", "samples_b"]
     for m in res.metrics:
         h += [f"ratio_{m}", f"ci95_lo_{m}", f"ci95_hi_{m}", f"votes_{m}"]
+    if exact is not None:
+        h.append("exact_ratio_instructions")
     return h + ["score", "why", "path"]
 
 
-def render(res: Result) -> str:
+def render(res: Result, exact=None) -> str:
     a, b = res.a, res.b
     lines = [f"# hpmkit compare --explain: A = {a.isa} ({a.label}), B = {b.isa} ({b.label})",
              f"# detectors: {', '.join(det.LABELS[d] for d in res.detectors) or 'not run'}; "
              f"--min-samples {res.options.min_samples}, --vote {res.options.vote:g}",
-             "\t".join(header(res))]
-    lines += ["\t".join(c.replace("\t", " ") for c in r) for r in rows(res)]
+             "\t".join(header(res, exact))]
+    lines += ["\t".join(c.replace("\t", " ") for c in r) for r in rows(res, exact)]
     return "\n".join(lines) + "\n"
