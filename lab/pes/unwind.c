@@ -155,7 +155,11 @@ static int walk(const struct space *s, uint64_t fp, uint64_t *ch, int n)
 static int frames(const struct space *s, uint64_t pc, uint64_t fp, uint64_t ra, uint64_t *ch, int n)
 {
 	const struct isa *isa = opt.isa;
-	bool ra_caller = is_text(s, ra) && (func(s, ra - 1) < 0 || func(s, ra - 1) != func(s, pc));
+	/* ra == pc is not a return address: control came to pc by a jump to ra (a new task's
+	 * first switch returns into arm64's ret_from_fork with lr = ret_from_fork, and
+	 * ret_from_fork - 1 names the function before it, cpu_switch_to) */
+	bool ra_caller = ra != pc && is_text(s, ra) &&
+			 (func(s, ra - 1) < 0 || func(s, ra - 1) != func(s, pc));
 	uint64_t slot;
 	if (!addr_ok(s, fp) || !rd64(s, fp + isa->fr_ra, &slot)) {
 		if (ra_caller)
