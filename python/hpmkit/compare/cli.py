@@ -125,7 +125,8 @@ def _run(args) -> int:
             res = analyse.run(ca, cb, opts, progress=prog)
     except analyse.NotEnoughSamples as e:
         if args.explain and e.result is not None:
-            _write_explain(args.explain, e.result, pa, pb)
+            from . import exact
+            _write_explain(args.explain, e.result, exact.Exact(e.result, pa, pb))
         raise
     ev = None
     if truth is not None:
@@ -146,7 +147,8 @@ def _run(args) -> int:
                 f"({', '.join(sorted({t.workload for t in narrow}))}); use '*' to count them in any")
     s = summary.to_dict(res, args.top, ev, truth)
     from . import exact
-    exact.annotate(s, res, pa, pb)    # exact counts of the same runs, where recorded
+    src = exact.Exact(res, pa, pb)   # exact counts of the same runs, where recorded
+    exact.annotate(s, res, src)
     if args.json:
         import json
         inputs.atomic_write(Path(args.json), json.dumps(s, indent=1) + "\n")
@@ -156,16 +158,16 @@ def _run(args) -> int:
             page = html.render(res, s)
         inputs.atomic_write(Path(args.html), page)
     if args.explain:
-        _write_explain(args.explain, res, pa, pb)
+        _write_explain(args.explain, res, src)
     prog.close()
     if not args.quiet and args.explain != "-":
         sys.stdout.write(text.render(s))
     return 0
 
 
-def _write_explain(dest: str, res, pa, pb) -> None:
-    from . import exact, explain, inputs
-    src = exact.Exact(res, pa, pb)
+def _write_explain(dest: str, res, src) -> None:
+    """--explain's table; `src` (exact.Exact) adds the exact column when path tables exist."""
+    from . import explain, inputs
     table = explain.render(res, src if src.has_paths() else None)
     if dest == "-":
         sys.stdout.write(table)

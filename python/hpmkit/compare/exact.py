@@ -133,10 +133,9 @@ class Exact:
         return ea / eb if eb > 0 and ea > 0 else None
 
 
-def annotate(summary: dict, res, paths_a: list[Path], paths_b: list[Path]) -> dict:
+def annotate(summary: dict, res, src: Exact) -> dict:
     """Add row["exact"] = {"ratio", "error", "note"} to ranked rows; returns the overall stats
     (also stored as summary["exact"])."""
-    src = Exact(res, paths_a, paths_b)
     ta, tb = src.ta, src.tb
     stats = {"rows": 0, "with_exact": 0, "by_path": 0, "not_separable": 0, "no_table": 0,
              "errors": []}
