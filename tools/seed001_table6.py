@@ -12,7 +12,8 @@ the context's call paths (the lab's per-path tables of the same runs), so a row 
 or IPC only cannot show in the lab: under -icount, cycles are instructions.
 
     .venv/bin/python tools/seed001_table6.py examples/lab-suite [--a riscv64 --b aarch64]
-        [--system-map riscv64=PATH --system-map aarch64=PATH]   (default: the lab's cache)
+        [--system-map riscv64=PATH --system-map aarch64=PATH]   (default: the lab kernels,
+        prepared first if they are not cached, as every lab command does)
 """
 from __future__ import annotations
 
@@ -37,10 +38,11 @@ def kernel_names(arch: str, given: dict[str, str], norm) -> set[str] | None:
     if arch in given:
         path = Path(given[arch])
     else:
+        from hpmkit.lab import guest
+        from hpmkit.lab.protocol import LabError
         try:
-            from hpmkit.lab import guest
             path = guest.kernel_files(arch).system_map
-        except Exception:   # no cached kernel: the column says so
+        except LabError:   # no cached kernel: the column says "?"
             return None
     k = read_kallsyms(path)
     names = set(k.names) | {o[0] for o in k.overridden.values()}
