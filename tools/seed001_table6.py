@@ -11,7 +11,8 @@ the context's call paths (the lab's per-path tables of the same runs), so a row 
 "the paper's anomaly, measured exactly on 6.1". Rows whose anomaly the paper saw in cycles
 or IPC only cannot show in the lab: under -icount, cycles are instructions.
 
-    .venv/bin/python tools/seed001_table6.py examples/lab-suite [--a riscv64 --b aarch64]
+    .venv/bin/python tools/seed001_table6.py examples/lab-suite [examples/rt-tests ...]
+        [--a riscv64 --b aarch64]
         [--system-map riscv64=PATH --system-map aarch64=PATH]   (default: the lab kernels,
         prepared first if they are not cached, as every lab command does)
 """
@@ -49,21 +50,26 @@ def kernel_names(arch: str, given: dict[str, str], norm) -> set[str] | None:
     return {norm(n) for n in names}
 
 
-def compare(folder: Path, a: str, b: str):
+def compare(folders: list[Path], a: str, b: str):
+    """One comparison over every suite folder's <a>/ and <b>/ profiles."""
     from hpmkit.compare import analyse, exact, inputs
     from hpmkit.compare.contexts import contexts
-    pa, pb = inputs.expand([str(folder / a)]), inputs.expand([str(folder / b)])
+    pa = inputs.expand([str(f / a) for f in folders])
+    pb = inputs.expand([str(f / b) for f in folders])
     ca, cb = contexts(inputs.load_side(pa)), contexts(inputs.load_side(pb))
     res = analyse.run(ca, cb, analyse.Options())
     return res, exact.Exact(res, pa, pb)
 
 
-def best(rows, caller: str | None):
-    """The context to show for a function: under the paper's caller if one is, then ranked
-    first, then not thin, then by samples on both sides."""
+def best(rows, caller: str | None, tests: set[str] = frozenset()):
+    """The context to show for a function: in the paper's own test when the suite ran it
+    (rt-tests; hackbench-socket and -pipe are hackbench's modes), under the paper's caller if one is, then ranked first, then not thin, then
+    by samples on both sides."""
     def key(r):
         under = caller is not None and caller in r.group.anchor[:-1]
-        return (not under, r.rank is None, r.rank or 0, r.thin, -(r.a[0] + r.b[0]))
+        own = any(r.workload == t or r.workload.startswith(t + "-") for t in tests)
+        return (not own, not under, r.rank is None, r.rank or 0, r.thin,
+                -(r.a[0] + r.b[0]))
     return min(rows, key=key) if rows else None
 
 
@@ -90,7 +96,7 @@ def render(table, res, src, names: dict[str, set[str] | None], norm) -> str:
                 (names.get(res.a.isa), names.get(res.b.isa))]
         rows = by_fn.get(fn, [])
         wls = sorted({r.workload for r in rows})
-        r = best(rows, caller)
+        r = best(rows, caller, set(t["seed_workload"].split(",")))
         ins = "ins" in t["seed_metrics"].split(",")
         visible += ins
         label = f"`{t['function']}`" + ("" if t["name_6_1"] == "-" else f" (6.1: `{t['name_6_1']}`)")
@@ -126,7 +132,9 @@ def render(table, res, src, names: dict[str, set[str] | None], norm) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("suite", type=Path, help="suite folder with <arch>/ of profiles and exact tables")
+    ap.add_argument("suite", type=Path, nargs="+",
+                    help="suite folder(s) with <arch>/ of profiles and exact tables (several: "
+                    "one comparison over all of them)")
     ap.add_argument("--a", default="riscv64")
     ap.add_argument("--b", default="aarch64")
     ap.add_argument("--system-map", action="append", default=[], metavar="ARCH=PATH")

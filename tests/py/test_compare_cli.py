@@ -290,3 +290,16 @@ def test_broken_exact_path_table_is_one_line(lab_subset, tmp_path, damage):
     assert len(p.stderr.strip().splitlines()) == 1 and "mmap.exact-paths.tsv.gz" in p.stderr, p.stderr
     assert ("line 2" if damage == "count" else "damaged compressed data after line") in p.stderr
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_side_from_relative_and_absolute_folders_is_named_after_both(tmp_path, monkeypatch):
+    """`hpmkit compare rel/ /abs/ --vs ...`: the side's label is the folders' common path
+    (it ended in a ValueError traceback when one was relative and one absolute)."""
+    from hpmkit.compare.contexts import ContextTable
+    monkeypatch.chdir(tmp_path)
+    a = ContextTable("riscv64", label="examples/lab-suite/riscv64/pipe.hpmprof")
+    a.add("pipe", ["schedule"], 0)
+    b = ContextTable("riscv64", label=str(tmp_path / "rt" / "riscv64" / "cyclictest.hpmprof"))
+    b.add("cyclictest", ["schedule"], 0)
+    a.extend(b)
+    assert a.label == f"{tmp_path} (2 workloads)"

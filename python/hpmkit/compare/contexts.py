@@ -72,7 +72,10 @@ class ContextTable:
         # name the side after what its profiles have in common, not after the first one
         if self.label and other.label and self.label != other.label:
             import os
-            common = os.path.commonpath([self.label.split(" (")[0], other.label.split(" (")[0]])
+            a, b = self.label.split(" (")[0], other.label.split(" (")[0]
+            if os.path.isabs(a) != os.path.isabs(b):    # commonpath refuses a mix
+                a, b = os.path.abspath(a), os.path.abspath(b)
+            common = os.path.commonpath([a, b])
             n = len(set(self.workload))
             self.label = f"{common or '.'} ({n} workloads)"
 

@@ -71,6 +71,11 @@ def add_parser(sub, raw_formatter) -> None:
     r.add_argument("--add", action="append", default=[], metavar="PATH", type=Path,
                    help="copy your own static binary (to /bin) or folder (to /NAME, its "
                    "top-level executables also on /bin) into the guest; repeatable")
+    r.add_argument("--root", action="append", default=[], metavar="DIR", type=Path,
+                   help="a folder laid out like the guest's root (bin/, lib/...): its files join the guest "
+                   "at the same paths, for dynamically linked programs and their loader and "
+                   "libraries; its <arch>/ subfolder when it has one (one folder for --arch "
+                   "both); repeatable")
     r.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     r.set_defaults(run=_run)
     rec = ls.add_parser("record", help="precise profile of a command, sampled in the emulator",
@@ -99,20 +104,30 @@ def add_parser(sub, raw_formatter) -> None:
                      help="keep only samples of tasks with this name (repeatable)")
     rec.add_argument("--add", action="append", default=[], metavar="PATH", type=Path,
                      help="copy your own static binary or folder into the guest (as lab run)")
+    rec.add_argument("--root", action="append", default=[], metavar="DIR", type=Path,
+                     help="a folder laid out like the guest's root, for dynamically linked "
+                     "programs (as lab run)")
     rec.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                      help="set an environment variable for the command")
     rec.add_argument("--timeout", type=float, default=600, help="seconds before the guest is killed")
     _scale_flags(rec, "with --arch both: record both ISAs")
     rec.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     rec.set_defaults(run=_record)
-    su = ls.add_parser("suite", help="record the ksuite workloads on both ISAs as profiles",
-                       description="Record every ksuite workload (or --workload ones) in its "
+    su = ls.add_parser("suite", help="record a suite of workloads (ksuite, rt-tests, your own) as profiles",
+                       description="Record every workload of the suite (ksuite, hpmkit's own; "
+                       "rt-tests, seed 001's, Debian's binary packages unpacked into the "
+                       "guest, commands in data/lab/rt-tests.tsv; or a table of your own: "
+                       "NAME<TAB>COMMAND lines, programs brought in by --add or --root) or "
+                       "--workload ones in its "
                        "own boot, by default with the lab's precise sampler (in the emulator, "
                        "on retired instructions, the workload's processes only; see 'hpmkit lab "
                        "record'), and save it as OUT/<arch>/<workload>.hpmprof. This is how "
                        "examples/lab-suite, the data of 'hpmkit compare', is made.",
                        epilog="examples:\n  hpmkit lab suite --arch both --out examples/lab-suite\n"
                        "  hpmkit lab suite --arch riscv64 --workload pipe --out /tmp/s\n"
+                       "  hpmkit lab suite --suite rt-tests --arch both --out examples/rt-tests\n"
+                       "  hpmkit lab suite --suite mine.tsv --root ./sysroot --arch both --out prof\n"
+                       "  hpmkit compare prof/riscv64 --vs prof/aarch64    (then: the cross-ISA report)\n"
                        "  hpmkit lab suite --arch both -j 2 --out /tmp/s      (two guests at once)\n"
                        "  hpmkit lab suite --arch both --cluster tcp://sched:8786 --out /tmp/s\n"
                        "\nA run that fails is retried once, then named with its worker; the "
@@ -120,10 +135,19 @@ def add_parser(sub, raw_formatter) -> None:
                        formatter_class=raw_formatter)
     su.add_argument("--arch", choices=[*guest.ARCHES, "both"], required=True)
     su.add_argument("--out", required=True, help="folder for <arch>/<workload>.hpmprof")
+    su.add_argument("--suite", default="ksuite", metavar="NAME|FILE",
+                    help="which workloads: ksuite (default), rt-tests (downloaded from Debian "
+                    "and checked against its signed index the first time) or FILE, your own "
+                    "table of NAME<TAB>COMMAND lines ('#' comments)")
+    su.add_argument("--add", action="append", default=[], metavar="PATH", type=Path,
+                    help="copy your own static binary or folder into every guest (as lab run)")
+    su.add_argument("--root", action="append", default=[], metavar="DIR", type=Path,
+                    help="a folder laid out like the guest's root, for dynamically linked "
+                    "programs (as lab run)")
     su.add_argument("--workload", action="append", metavar="NAME",
-                    help="only this workload (repeatable; default: all of 'ksuite list')")
+                    help="only this workload (repeatable; default: all of the suite)")
     su.add_argument("--raw", metavar="DIR", help="keep the perf.data files here "
-                    "(default .cache/lab/suite-raw)")
+                    "(default .cache/lab/suite-raw, suite-raw-<suite> for the others)")
     su.add_argument("--sampler", choices=["precise", "interrupt"], default="precise",
                     help="precise: in-emulator sampling on retired instructions (default); "
                     "interrupt: hpm record in the guest on cpu-clock (skewed: docs/pes.md)")
@@ -165,7 +189,7 @@ def _record(args) -> int:
     from .jobs import make_bundle
     argv = _argv(args)
     opts = record.Options(event=args.event, period=args.period, seed=args.seed,
-                          exact=args.exact, comms=args.comm, add=args.add,
+                          exact=args.exact, comms=args.comm, add=args.add, roots=args.root,
                           timeout=args.timeout, env=_env(args.env))
     if args.jobs is not None and args.jobs < 1:
         raise LabError(f"-j wants a number of jobs of at least 1, got {args.jobs}")
@@ -204,15 +228,19 @@ def _suite(args) -> int:
     from . import suite
     if args.jobs is not None and args.jobs < 1:
         raise LabError(f"-j wants a number of jobs of at least 1, got {args.jobs}")
-    known = suite.workloads()
+    su = suite.get(args.suite, args.root, args.add)
+    known = su.workloads()
     bad = [w for w in args.workload or [] if w not in known]
     if bad:
         raise LabError(f"unknown workload{'s' if len(bad) > 1 else ''} {', '.join(bad)} "
-                       f"(ksuite has: {' '.join(known)})")
+                       f"({su.name} has: {' '.join(known)})")
+    for r in args.root:
+        guest.root_of(r, "riscv64")      # a missing folder is named before any guest boots
+    guest.added_files(args.add)
     paths = suite.record_suite(_arches(args.arch), Path(args.out), args.workload,
                                Path(args.raw) if args.raw else None, period=args.period,
                                reuse_raw=args.reimport, sampler=args.sampler, jobs=args.jobs,
-                               cluster=args.cluster, quiet=args.quiet)
+                               cluster=args.cluster, quiet=args.quiet, suite=su)
     print(f"lab suite: {len(paths)} profile(s) in {args.out}/", file=sys.stderr)
     return 0
 
@@ -232,9 +260,9 @@ def _run(args) -> int:
             raise LabError(f"--sysctl wants /proc/sys/PATH=VALUE, got '{s}'")
         sysctls[path] = val
     env = _env(args.env)
-    added = guest.added_files(args.add)
     rc = 0
     for arch in _arches(args.arch):
+        added = guest.added_files(args.add, [guest.root_of(r, arch) for r in args.root])
         if args.arch == "both":
             print(f"== {arch} ==", flush=True)
         log = Path(f"{args.console_log}.{arch}" if args.arch == "both" else args.console_log) \

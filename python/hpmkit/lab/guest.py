@@ -92,10 +92,39 @@ def kernel_files(arch: str) -> KernelFiles:
     return files
 
 
-def added_files(paths: list[Path]) -> dict[str, bytes]:
+def root_of(folder: Path, arch: str) -> Path:
+    """A --root folder for arch: its <arch>/ subfolder when it has one (one folder serves
+    --arch both), else the folder itself."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise LabError(f"--root {folder}: not a folder")
+    return folder / arch if (folder / arch).is_dir() else folder
+
+
+def root_entries(root: Path) -> list[tuple[str, Path]]:
+    """(path in the guest, host file) of every file under a --root folder; hidden ones (the
+    folder's own notes, e.g. rt-tests' .packages) stay out."""
+    root = Path(root)
+    if not root.is_dir():
+        raise LabError(f"--root {root}: not a folder")
+    out = []
+    for f in sorted(root.rglob("*")):
+        rel = f.relative_to(root)
+        if f.is_file() and not any(part.startswith(".") for part in rel.parts):
+            out.append((str(rel), f))
+    return out
+
+
+def added_files(paths: list[Path], roots: list[Path] = ()) -> dict[str, bytes]:
     """A user's own files for the guest (--add): a file goes to /bin/NAME (on PATH), a folder
-    to /NAME/ with its tree (its top-level files also on PATH through /bin)."""
+    to /NAME/ with its tree (its top-level files also on PATH through /bin). A root (--root)
+    is laid out like the guest's /: its files keep their paths (bin/prog, lib/ld-linux...,
+    lib/<triplet>/libc.so.6: what a dynamically linked program needs); symlinks are copied
+    as files."""
     files: dict[str, bytes] = {}
+    for r in roots:
+        for rel, f in root_entries(r):
+            files[rel] = f.read_bytes()
     for p in paths:
         p = Path(p)
         if p.is_file():
@@ -110,8 +139,8 @@ def added_files(paths: list[Path]) -> dict[str, bytes]:
             raise LabError(f"--add {p}: no such file or folder")
     for name in files:
         if name.split("/", 1)[0] in ("init", "lab", "proc", "sys", "dev", "tmp", "out"):
-            raise LabError(f"--add: '{name}' would replace the guest's own /{name.split('/')[0]}; "
-                           "rename the folder")
+            raise LabError(f"--add/--root: '{name}' would replace the guest's own "
+                           f"/{name.split('/')[0]}; rename the folder")
     return files
 
 

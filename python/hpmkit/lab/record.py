@@ -40,6 +40,7 @@ class Options:
     exact: bool = False
     comms: list[str] = field(default_factory=list)
     add: list[Path] = field(default_factory=list)
+    roots: list[Path] = field(default_factory=list)   # --root folders (guest.root_of per arch)
     timeout: float = 600
     env: dict[str, str] = field(default_factory=dict)
 
@@ -67,14 +68,22 @@ def plugin_path() -> Path:
     return PLUGIN
 
 
-def symfs_for(arch: str, out: Path, add: list[Path]) -> Path:
-    """A folder laid out like the guest's /bin (links to the host files), so user frames of
-    the guest binaries and of the user's own (--add) resolve; kept for later re-imports."""
+def symfs_for(arch: str, out: Path, add: list[Path], roots: list[Path] = ()) -> Path:
+    """A folder laid out like the guest's / (links to the host files), so user frames of
+    the guest binaries, of the user's own (--add) and of --root files (programs and their
+    libraries) resolve; kept for later re-imports."""
     d = out / f"{arch}.symfs"
     b = d / "bin"
     b.mkdir(parents=True, exist_ok=True)
-    for old in b.iterdir():
-        old.unlink()
+    for old in sorted(d.rglob("*"), reverse=True):
+        if old.is_symlink() or old.is_file():
+            old.unlink()
+        elif old.is_dir() and old != b:
+            old.rmdir()
+    for r in roots:
+        for rel, f in guest.root_entries(guest.root_of(r, arch)):
+            (d / rel).parent.mkdir(parents=True, exist_ok=True)
+            (d / rel).symlink_to(f.resolve())
     for f in sorted((guest.ROOT / "build" / arch / "bin").iterdir()):
         if f.is_file():
             (b / f.name).symlink_to(f.resolve())
@@ -128,7 +137,7 @@ def make_job(arch: str, argv: list[str], opts: Options, key: str | None = None):
     from .jobs import Job
     check(opts)
     guest.check_arch(arch)
-    added = guest.added_files(opts.add)
+    added = guest.added_files(opts.add, [guest.root_of(r, arch) for r in opts.roots])
     return Job(key or f"{arch}/{' '.join(argv)}", arch, tuple(argv), opts.event, opts.period,
                opts.seed, opts.exact, opts.timeout, tuple(sorted(opts.env.items())),
                tuple(sorted(added.items())))
@@ -176,7 +185,7 @@ def finish(job, res, out: Path, opts: Options) -> Recording:
         exact = out / f"{arch}.exact.tsv"
         kf = guest.kernel_files(arch)
         try:
-            write_exact(arch, raw_exact, data, kf.system_map, symfs_for(arch, out, opts.add),
+            write_exact(arch, raw_exact, data, kf.system_map, symfs_for(arch, out, opts.add, opts.roots),
                         exact, opts.comms, raw_paths, paths_file(exact))
         finally:
             raw_exact.unlink(missing_ok=True)
@@ -196,7 +205,7 @@ def to_profile(arch: str, data: Path, out: Path, argv: list[str], opts: Options)
 
     from ..profile import Profile, ingest
 
-    prof = ingest(data, symfs=str(symfs_for(arch, out, opts.add)))
+    prof = ingest(data, symfs=str(symfs_for(arch, out, opts.add, opts.roots)))
     if prof.meta.get("isa") != arch:
         raise LabError(f"{data}: recorded on {prof.meta.get('isa')}, expected {arch}")
     prof = name_firmware(arch, prof)

@@ -1,5 +1,7 @@
-"""Record the ksuite workloads in the lab guests and keep them as profiles: the example data
-that `hpmkit compare` ships with (examples/lab-suite) and the way to refresh it.
+"""Record a suite of workloads in the lab guests and keep them as profiles: ksuite's (the
+example data that `hpmkit compare` ships with, examples/lab-suite, and the way to refresh
+it), rt-tests' (seed 001's workloads, from Debian's packages: examples/rt-tests) or a
+table of the user's own (`NAME<TAB>COMMAND` lines, programs brought in by --add/--root).
 
 Every workload is recorded in its own boot. The default sampler is the precise one in the
 emulator (lab/pes through hpmkit.lab.record): retired instructions, a jittered period, the
@@ -12,9 +14,11 @@ measures the skew). Under -icount shift=0 both are the same on every run.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import guest
@@ -32,7 +36,89 @@ SAMPLERS = ("precise", "interrupt")
 WORKLOAD_COMMS = ["ksuite", "exe"]
 
 
-def workloads() -> list[str]:
+SUITES = ("ksuite", "rt-tests")
+_NAME = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*")
+
+
+def read_table(table: Path) -> dict[str, list[str]]:
+    """A suite table: `NAME<TAB>COMMAND` lines ('#' comments), workload name -> argv, in the
+    table's order. Names become file names (<arch>/<NAME>.hpmprof)."""
+    out: dict[str, list[str]] = {}
+    try:
+        lines = Path(table).read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise LabError(f"{table}: {getattr(e, 'strerror', None) or e}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, tab, cmd = line.partition("\t")
+        if not tab or not cmd.split() or name in out or not _NAME.fullmatch(name):
+            raise LabError(f"{Path(table).name} line {n}: want 'NAME<TAB>COMMAND' with a new "
+                           "NAME of letters, digits and _.+-")
+        out[name] = cmd.split()
+    if not out:
+        raise LabError(f"{table}: no workloads (want 'NAME<TAB>COMMAND' lines)")
+    return out
+
+
+@dataclass(frozen=True)
+class Suite:
+    """What a suite run records: its workloads and what the guest needs to run them."""
+    name: str
+    table: Path | None = None          # NAME<TAB>COMMAND lines; None: ksuite's own list
+    roots: tuple[Path, ...] = ()       # --root folders (their <arch>/ subfolder if present)
+    add: tuple[Path, ...] = ()         # --add files and folders
+    debian: bool = False               # rt-tests: Debian's unpacked packages are one more root
+
+    def workloads(self) -> list[str]:
+        return list(read_table(self.table)) if self.table else _ksuite_workloads()
+
+    def command(self, workload: str) -> list[str]:
+        if self.table is None:
+            return ["ksuite", "--lab", workload]
+        table = read_table(self.table)
+        if workload not in table:
+            raise LabError(f"{self.name} has no workload '{workload}'")
+        return table[workload]
+
+    def options(self, period: int, arch: str) -> "rec.Options":
+        from . import record as rec
+        roots = list(self.roots)
+        if self.debian:
+            from . import rttests
+            # rt-tests' programs and the libraries they are linked against
+            roots.insert(0, rttests.root(arch))
+        # exact counts of the same run come along: compare shows them beside sampled ratios
+        return rec.Options(period=period, exact=True, roots=roots, add=list(self.add))
+
+    def raw_name(self) -> str:
+        return "suite-raw" if self.table is None else \
+            "suite-raw-" + (self.name if self.debian else self.table.stem)
+
+
+def get(suite: "str | Suite" = "ksuite", roots=(), add=()) -> Suite:
+    """ksuite, rt-tests or a table file of the user's own (NAME<TAB>COMMAND lines)."""
+    if isinstance(suite, Suite):
+        return suite
+    roots, add = tuple(Path(r) for r in roots), tuple(Path(a) for a in add)
+    if suite == "ksuite":
+        return Suite("ksuite", None, roots, add)
+    if suite == "rt-tests":
+        from . import rttests
+        return Suite("rt-tests", rttests.TABLE, roots, add, debian=True)
+    if Path(suite).is_file():
+        return Suite(str(suite), Path(suite), roots, add)
+    raise LabError(f"unknown suite '{suite}' (choose {', '.join(SUITES)}, or give a file of "
+                   "'NAME<TAB>COMMAND' lines)")
+
+
+def workloads(suite: "str | Suite" = "ksuite") -> list[str]:
+    """The suite's workload names: ksuite's own table, rt-tests' (data/lab/rt-tests.tsv) or a
+    table file's."""
+    return get(suite).workloads()
+
+
+def _ksuite_workloads() -> list[str]:
     """Names in ksuite's table, asked from the native build (same table in every build)."""
     exe = guest.ROOT / "build" / "bin" / "ksuite"
     if not exe.exists():
@@ -92,32 +178,45 @@ def to_profile(raw: Path, arch: str, workload: str, out_dir: Path) -> Path:
     return prof.save(out_dir / arch / f"{workload}.hpmprof")
 
 
-def precise_options(period: int) -> "rec.Options":
-    from . import record as rec
-    # exact counts of the same run come along: compare shows them beside sampled ratios
-    return rec.Options(period=period, exact=True)
+def command(suite: "str | Suite", workload: str) -> list[str]:
+    """The guest command of a suite workload."""
+    return get(suite).command(workload)
 
 
-def precise_job(arch: str, workload: str, period: int = PRECISE_PERIOD):
+def precise_job(arch: str, workload: str, period: int = PRECISE_PERIOD,
+                suite: "str | Suite" = "ksuite"):
     from . import record as rec
-    return rec.make_job(arch, ["ksuite", "--lab", workload], precise_options(period),
+    su = get(suite)
+    return rec.make_job(arch, su.command(workload), su.options(period, arch),
                         key=f"{arch}/{workload}")
 
 
-def finish_precise(job, res, raw_dir: Path, out_dir: Path, period: int) -> Path:
+def finish_precise(job, res, raw_dir: Path, out_dir: Path, period: int,
+                   suite: "str | Suite" = "ksuite") -> Path:
     """A precise suite recording's files: the raw ones in raw_dir/precise/<workload>/, the
     profile and exact table in out_dir/<arch>/."""
     from . import record as rec
-    workload = job.argv[-1]
+    su = get(suite)
+    workload = job.key.split("/", 1)[1]
     work = raw_dir / "precise" / workload
-    r = rec.finish(job, res, work, precise_options(period))
-    return _save_precise(job.arch, workload, r.profile, work / f"{job.arch}.exact.tsv", out_dir)
+    r = rec.finish(job, res, work, su.options(period, job.arch))
+    return _save_precise(job.arch, workload, r.profile, work / f"{job.arch}.exact.tsv", out_dir,
+                         su)
 
 
-def _save_precise(arch: str, workload: str, prof: Path, exact: Path, out_dir: Path) -> Path:
+def _save_precise(arch: str, workload: str, prof: Path, exact: Path, out_dir: Path,
+                  suite: "str | Suite" = "ksuite") -> Path:
     from ..profile import Profile
+    su = get(suite)
     p = Profile.load(prof)
     p.meta["workload"] = workload
+    if su.table is not None:
+        lab = dict(p.meta.get("lab") or {}, suite=su.name)
+        if su.debian:
+            from . import rttests
+            # the programs are Debian's: which build of them ran is part of the result
+            lab["packages"] = rttests.packages(arch)
+        p.meta["lab"] = lab
     p.meta["source"] = dict(p.meta["source"], path=f"{arch}/{workload}.perf.data")
     dest = out_dir / arch / f"{workload}.hpmprof"
     saved = p.save(dest)
@@ -142,15 +241,19 @@ def command_failed(res) -> str | None:
 def record_suite(arches: list[str], out_dir: Path, names: list[str] | None = None,
                  raw_dir: Path | None = None, period: int | None = None,
                  reuse_raw: bool = False, sampler: str = "precise", jobs: int | None = None,
-                 cluster: str | None = None, quiet: bool = False) -> list[Path]:
-    """Record the suite; precise recordings run as jobs (jobs local at once, default one per
-    core, or on a Dask cluster). Raises LabError naming every workload that failed, after
-    keeping the ones that did not."""
+                 cluster: str | None = None, quiet: bool = False,
+                 suite: "str | Suite" = "ksuite") -> list[Path]:
+    """Record the suite (ksuite, rt-tests or a table of the user's own: get()); precise
+    recordings run as jobs (jobs local at once, default one per core, or on a Dask cluster).
+    Raises LabError naming every workload that failed, after keeping the ones that did not."""
     if sampler not in SAMPLERS:
         raise LabError(f"unknown sampler '{sampler}' (choose {', '.join(SAMPLERS)})")
-    names = names or workloads()
-    raw_dir = raw_dir or guest.CACHE / "suite-raw"
+    suite = get(suite)
+    names = names or suite.workloads()
+    raw_dir = raw_dir or guest.CACHE / suite.raw_name()
     if sampler == "interrupt":
+        if suite.table is not None:
+            raise LabError("the interrupt sampler records ksuite only (hpm record in the guest)")
         if (jobs or 1) > 1 or cluster:
             raise LabError("-j and --cluster run the precise sampler's jobs; the interrupt "
                            "sampler records one workload at a time (leave them out)")
@@ -166,14 +269,15 @@ def record_suite(arches: list[str], out_dir: Path, names: list[str] | None = Non
             data, exact = work / f"{arch}.perf.data", work / f"{arch}.exact.tsv"
             if reuse_raw and data.is_file() and exact.is_file():
                 from . import record as rec
-                prof, _, _ = rec.to_profile(arch, data, work, ["ksuite", "--lab", w],
-                                            precise_options(period))
-                done[f"{arch}/{w}"] = _save_precise(arch, w, prof, exact, out_dir)
+                prof, _, _ = rec.to_profile(arch, data, work, suite.command(w),
+                                            suite.options(period, arch))
+                done[f"{arch}/{w}"] = _save_precise(arch, w, prof, exact, out_dir, suite)
             else:
-                todo.append(precise_job(arch, w, period))
+                todo.append(precise_job(arch, w, period, suite))
     if todo:
         bundles = {a: make_bundle(a) for a in sorted({j.arch for j in todo})}
-        res = run_jobs(todo, bundles, lambda j, r: finish_precise(j, r, raw_dir, out_dir, period),
+        res = run_jobs(todo, bundles,
+                       lambda j, r: finish_precise(j, r, raw_dir, out_dir, period, suite),
                        accept=command_failed, workers=jobs, cluster=cluster, label="lab suite",
                        quiet=quiet)
         done.update(res.done)
