@@ -217,3 +217,15 @@ def test_a_suite_of_the_users_own(tmp_path):
     assert c.returncode == 0, c.stderr
     d = json.loads((tmp_path / "c.json").read_text())
     assert set(d["coverage"]["workloads"]) == {"msg", "dup"}
+
+
+def test_unreachable_mirror_is_one_line(tmp_path, monkeypatch):
+    """No network to Debian: one line naming the address and what to set, no traceback."""
+    monkeypatch.setattr(debian, "MIRROR", "http://127.0.0.1:9/debian")
+    with pytest.raises(LabError, match=r"cannot download http://127\.0\.0\.1:9/debian/dists/trixie/InRelease.*HPMKIT_DEBIAN_MIRROR"):
+        debian.package_index("arm64", tmp_path)
+
+
+def test_the_interrupt_sampler_records_ksuite_only(tmp_path):
+    with pytest.raises(LabError, match="interrupt sampler records ksuite only"):
+        suite.record_suite(["riscv64"], tmp_path, sampler="interrupt", suite="rt-tests")
