@@ -20,7 +20,11 @@ examples:
 The guest has no shell: COMMAND is run directly with PATH=/bin, which holds hpm, hpm-loop,
 hpm-truth, ksuite, touch-pages and hpm-unit (the C unit tests). For pipelines, add a static
 shell: hpmkit lab run --arch riscv64 --add ./busybox -- busybox sh -c 'ksuite list | head -3'
-(--add copies your own static binaries or folders; a missing command exits 127). Files the command writes in its working folder
+(--add copies your own static binaries or folders; a missing command exits 127). A dynamically
+linked program needs its loader and libraries: --root DIR puts a folder laid out like / into
+the guest (its <arch>/ subfolder when it has one), e.g. Debian's rt-tests as the suite unpacks them:
+  hpmkit lab run --arch both --root .cache/lab/rt-tests -- hackbench -g 1 -l 10
+Files the command writes in its working folder
 are copied to --out/<arch>/. Exit status: the command's (the first nonzero with --arch both).
 """
 
@@ -31,6 +35,7 @@ examples:
   hpmkit lab record --arch riscv64 -e loads -c 5000 -o prof -- ksuite --lab pipe
   hpmkit lab record --arch both --add ./myprog --exact -o prof -- myprog --size 4096
   hpmkit lab record --arch aarch64 --comm exe -o prof -- ksuite --lab exec
+  hpmkit lab record --arch both --root .cache/lab/rt-tests --exact -o prof -- pi_stress --inversions 100
   perf script -i prof/riscv64.perf.data          (Linux perf reads the file)
   hpmkit profile show prof/riscv64.hpmprof
   hpmkit compare prof/riscv64.hpmprof --vs prof/aarch64.hpmprof
