@@ -122,40 +122,54 @@ def test_root_holds_the_programs_and_their_loader(arch):
 
 
 @pytest.mark.parametrize("arch", ["riscv64", "aarch64"])
-def test_recording_repeats_the_bundled_one(tmp_path, arch):
+def test_recording_repeats_and_matches_the_bundled_one(tmp_path, arch):
     """A dynamically linked third-party program under the precise sampler is as
-    deterministic as ksuite: the bundled recording is made again bit for bit (samples,
-    stacks, per-function exact counts) when Debian still serves the same package versions.
-    The per-path table may differ by one timer interrupt's call-path prefix (seen once in
-    about 20 recordings: aarch64 sigwaittest, 2,349 of 193.7 M instructions; docs/pes.md):
-    same total, at most 0.01 % of the instructions on other paths."""
+    deterministic as ksuite: two recordings give the same samples, stacks and per-function
+    exact counts. The per-path table may differ by one timer interrupt's call-path prefix
+    (seen once in about 20 recordings: aarch64 sigwaittest, 2,349 of 193.7 M instructions;
+    docs/pes.md): same total, at most 0.01 % of the instructions on other paths.
+    Against the bundled recording, made with other builds of the guest's own files (init,
+    hpm, ksuite share the initramfs with rt-tests; a clean clone relinks them): the work per
+    message is the same to the instruction (vfs_read/vfs_write and the syscalls around
+    them), while how often hackbench's 40 tasks switch varies with such a perturbation
+    (measured on a clean clone: riscv64 __schedule -21 %, 5.4 % fewer samples; aarch64
+    -14 %, 2.7 % fewer), so the scheduler's totals are not compared."""
+    from collections import Counter
+
+    from hpmkit.exacttables import read_exact, read_exact_paths
     w = "hackbench-pipe"
+    runs = [Profile.load(suite.record_suite([arch], tmp_path / f"p{i}", [w], tmp_path / f"raw{i}",
+                                            jobs=1, quiet=True, suite="rt-tests")[0])
+            for i in range(2)]
+    a, b = runs
+    assert a.meta["lab"]["command"] == "hackbench -p -g 2 -f 10 -l 700"
+    assert a.samples.column("time").to_pylist() == b.samples.column("time").to_pylist()
+    assert [a.stack_symbols(s) for s in a.samples.column("stack_id").to_pylist()] == \
+        [b.stack_symbols(s) for s in b.samples.column("stack_id").to_pylist()]
+    ea, eb = (tmp_path / f"p{i}" / arch / f"{w}.exact.tsv" for i in range(2))
+    assert ea.read_bytes() == eb.read_bytes()
+
+    def paths(f):
+        c = Counter()
+        for n, st in read_exact_paths(f):
+            c[tuple(st)] += n
+        return c
+    pa, pb = (paths(tmp_path / f"p{i}" / arch / f"{w}.exact-paths.tsv.gz") for i in range(2))
+    total = sum(pa.values())
+    assert sum(pb.values()) == total > 0
+    moved = sum(abs(pa[k] - pb[k]) for k in set(pa) | set(pb)) / 2
+    assert moved <= 1e-4 * total, (moved, total)
+    # the program's own frames resolve through the root (--symfs of the guest's /)
+    assert a.meta["symbolisation"]["dsos"]["/bin/hackbench"].startswith("ok"), a.meta
     old = Profile.load(RT / arch / f"{w}.hpmprof")
     if old.meta["lab"]["packages"] != rttests.packages(arch):
         pytest.skip(f"Debian now serves {rttests.packages(arch)}; the bundled recording used "
                     f"{old.meta['lab']['packages']}: re-record examples/rt-tests")
-    p = Profile.load(suite.record_suite([arch], tmp_path / "p", [w], tmp_path / "raw",
-                                        jobs=1, quiet=True, suite="rt-tests")[0])
-    assert p.meta["lab"]["command"] == "hackbench -p -g 2 -f 10 -l 700"
-    assert p.samples.column("time").to_pylist() == old.samples.column("time").to_pylist()
-    assert [p.stack_symbols(s) for s in p.samples.column("stack_id").to_pylist()] == \
-        [old.stack_symbols(s) for s in old.samples.column("stack_id").to_pylist()]
-    name = f"{w}.exact.tsv"
-    assert (tmp_path / "p" / arch / name).read_bytes() == (RT / arch / name).read_bytes()
-    from collections import Counter
-
-    from hpmkit.exacttables import read_exact_paths
-    new, old_paths = Counter(), Counter()
-    for n, st in read_exact_paths(tmp_path / "p" / arch / f"{w}.exact-paths.tsv.gz"):
-        new[tuple(st)] += n
-    for n, st in read_exact_paths(RT / arch / f"{w}.exact-paths.tsv.gz"):
-        old_paths[tuple(st)] += n
-    total = sum(old_paths.values())
-    assert sum(new.values()) == total > 0
-    moved = sum(abs(new[k] - old_paths[k]) for k in set(new) | set(old_paths)) / 2
-    assert moved <= 1e-4 * total, (moved, total)
-    # the program's own frames resolve through the root (--symfs of the guest's /)
-    assert p.meta["symbolisation"]["dsos"]["/bin/hackbench"].startswith("ok"), p.meta
+    kern = {r["function"]: r["insns"] for r in read_exact(ea) if r["priv"] == "kernel"}
+    kold = {r["function"]: r["insns"] for r in read_exact(RT / arch / f"{w}.exact.tsv")
+            if r["priv"] == "kernel"}
+    for f in ("vfs_write", "vfs_read", "ksys_write", "ksys_read", "__fget_light"):
+        assert kern[f] == kold[f] > 0, (f, kern.get(f), kold.get(f))
 
 
 def test_lab_record_runs_a_dynamic_program_with_root(tmp_path):
