@@ -239,9 +239,9 @@ def _suite(args) -> int:
     if bad:
         raise LabError(f"unknown workload{'s' if len(bad) > 1 else ''} {', '.join(bad)} "
                        f"({su.name} has: {' '.join(known)})")
-    for r in args.root:
-        guest.root_of(r, "riscv64")      # a missing folder is named before any guest boots
-    guest.added_files(args.add)
+    # a missing --root or --add is named before anything is recorded
+    for arch in _arches(args.arch):
+        guest.added_files(args.add, [guest.root_of(r, arch) for r in args.root])
     paths = suite.record_suite(_arches(args.arch), Path(args.out), args.workload,
                                Path(args.raw) if args.raw else None, period=args.period,
                                reuse_raw=args.reimport, sampler=args.sampler, jobs=args.jobs,

@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import guest
@@ -69,17 +69,17 @@ class Suite:
     roots: tuple[Path, ...] = ()       # --root folders (their <arch>/ subfolder if present)
     add: tuple[Path, ...] = ()         # --add files and folders
     debian: bool = False               # rt-tests: Debian's unpacked packages are one more root
+    commands: dict[str, list[str]] | None = field(default=None, compare=False)  # table, read once
 
     def workloads(self) -> list[str]:
-        return list(read_table(self.table)) if self.table else _ksuite_workloads()
+        return list(self.commands) if self.table else _ksuite_workloads()
 
     def command(self, workload: str) -> list[str]:
         if self.table is None:
             return ["ksuite", "--lab", workload]
-        table = read_table(self.table)
-        if workload not in table:
+        if workload not in self.commands:
             raise LabError(f"{self.name} has no workload '{workload}'")
-        return table[workload]
+        return self.commands[workload]
 
     def options(self, period: int, arch: str) -> "rec.Options":
         from . import record as rec
@@ -105,9 +105,9 @@ def get(suite: "str | Suite" = "ksuite", roots=(), add=()) -> Suite:
         return Suite("ksuite", None, roots, add)
     if suite == "rt-tests":
         from . import rttests
-        return Suite("rt-tests", rttests.TABLE, roots, add, debian=True)
+        return Suite("rt-tests", rttests.TABLE, roots, add, True, read_table(rttests.TABLE))
     if Path(suite).is_file():
-        return Suite(str(suite), Path(suite), roots, add)
+        return Suite(str(suite), Path(suite), roots, add, False, read_table(Path(suite)))
     raise LabError(f"unknown suite '{suite}' (choose {', '.join(SUITES)}, or give a file of "
                    "'NAME<TAB>COMMAND' lines)")
 
