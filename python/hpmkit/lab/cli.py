@@ -241,7 +241,11 @@ def _suite(args) -> int:
                        f"({su.name} has: {' '.join(known)})")
     # a missing --root or --add is named before anything is recorded
     for arch in _arches(args.arch):
-        guest.added_files(args.add, [guest.root_of(r, arch) for r in args.root])
+        for r in args.root:
+            guest.root_of(r, arch)
+    for a in args.add:
+        if not a.exists():
+            raise LabError(f"--add {a}: no such file or folder")
     paths = suite.record_suite(_arches(args.arch), Path(args.out), args.workload,
                                Path(args.raw) if args.raw else None, period=args.period,
                                reuse_raw=args.reimport, sampler=args.sampler, jobs=args.jobs,
