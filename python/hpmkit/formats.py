@@ -178,6 +178,13 @@ def read_json(path: str | os.PathLike) -> Any:
         # json's messages end in " at" / " starting at" because it appends the position itself
         msg = e.msg.removesuffix(" starting at").removesuffix(" at")
         detail = f"invalid JSON at line {e.lineno}, column {e.colno}: {msg}"
+        # every hpm file is one JSON object: a file that does not even begin like one is some
+        # other file, and "truncated" would be the wrong advice
+        if not text.lstrip().startswith("{"):
+            what = "a binary file" if b"\0" in data[:4096] or "\ufffd" in text[:4096] \
+                else "text"
+            raise FormatError(path, f"not JSON ({what}); hpm's files are JSON objects",
+                              "pass a file written by hpm stat --json or an hpm-regions file") from None
         # the core always ends its files with a closing brace; anything else was cut short
         if not text.rstrip().endswith("}"):
             raise FormatError(path, detail + " (the file ends early)",

@@ -23,12 +23,26 @@ def check(path: str | os.PathLike | None, option: str = "output") -> None:
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{option} {p}: is a folder; give a file name")
-    for parent in p.absolute().parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UsageError(f"{option} {p}: {parent} is not a folder")
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise UsageError(f"{option} {p}: cannot write in {parent} (permission denied)")
+    _check_parents(p, option)
+
+
+def check_folder(path: str | os.PathLike, option: str = "output") -> None:
+    """As check(), for an output that is a folder (made when missing): refused before any
+    work when it is a file or lies under one, or when it cannot be made or written."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{option} {p}: is a file, not a folder")
+    _check_parents(p, option, include_self=True)
+
+
+def _check_parents(p: Path, option: str, include_self: bool = False) -> None:
+    """The nearest existing folder above p (or p itself) must be a folder we can write in."""
+    for d in ([p.absolute()] if include_self else []) + list(p.absolute().parents):
+        if d.exists():
+            if not d.is_dir():
+                raise UsageError(f"{option} {p}: {d} is not a folder")
+            if not os.access(d, os.W_OK | os.X_OK):
+                raise UsageError(f"{option} {p}: cannot write in {d} (permission denied)")
             break
 
 

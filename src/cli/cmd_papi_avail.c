@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "hpm/hpm.h"
+#include "../util/out.h"
 
 int cmd_papi_avail(int argc, char **argv);
 
@@ -36,21 +37,6 @@ static const struct {
 };
 
 #define PRESET_MASK 0x80000000u
-
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 static void usage(FILE *f)
 {
@@ -113,10 +99,10 @@ int cmd_papi_avail(int argc, char **argv)
 			printf("%s\n  {\"name\": \"%s\", \"code\": \"%#x\", \"available\": %s, "
 			       "\"derived\": false, \"description\": ",
 			       first ? "" : ",", presets[i].name, code, avail ? "true" : "false");
-			json_str(presets[i].desc);
+			json_string(stdout, presets[i].desc);
 			printf(", \"event\": ");
 			if (target[0])
-				json_str(target);
+				json_string(stdout, target);
 			else
 				printf("null");
 			printf("}");

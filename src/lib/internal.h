@@ -6,6 +6,7 @@
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include "hpm/hpm.h"
 
 #define HPM_API __attribute__((visibility("default")))
@@ -141,6 +142,8 @@ int core_pmu_slots(double *slots, char *why, size_t len);
 int explain_open_error(struct hpm_ctx *ctx, int err, const char *name,
 		       const struct perf_event_attr *attr, pid_t pid, int cpu);
 int perf_paranoid(void);
+/* a JSON string literal of s (quotes, escapes); hpm's JSON output uses it too */
+void hpm__json_string(FILE *f, const char *s);
 
 /* ---- syscall ---- */
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,

@@ -148,10 +148,11 @@ HPM_API int hpm_region__end(const char *name)
 	return 0;
 }
 
-static void json_str(FILE *f, const char *s)
+/* one JSON string writer for the library and hpm (src/util/out.c calls this one) */
+void hpm__json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
+	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
@@ -184,23 +185,23 @@ HPM_API int hpm_region__flush(const char *path)
 	fprintf(f, "  \"events\": [");
 	for (int i = 0; i < nev_global; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, ev_names[i]);
+		hpm__json_string(f, ev_names[i]);
 	}
 	fprintf(f, "],\n  \"unmatched_markers\": %llu,\n  \"dropped_regions\": %llu,\n",
 		(unsigned long long)mismatches, (unsigned long long)dropped_regions);
 	fprintf(f, "  \"error\": ");
 	if (setup_error[0])
-		json_str(f, setup_error);
+		hpm__json_string(f, setup_error);
 	else
 		fputs("null", f);
 	fprintf(f, ",\n  \"regions\": [");
 	for (int r = 0; r < nregions; r++) {
 		fprintf(f, "%s\n    {\"name\": ", r ? "," : "");
-		json_str(f, regions[r].name);
+		hpm__json_string(f, regions[r].name);
 		fprintf(f, ", \"calls\": %llu, \"values\": {", (unsigned long long)regions[r].calls);
 		for (int i = 0; i < nev_global; i++) {
 			fputs(i ? ", " : "", f);
-			json_str(f, ev_names[i]);
+			hpm__json_string(f, ev_names[i]);
 			fprintf(f, ": %.0f", regions[r].sum[i]);
 		}
 		fputs("}}", f);

@@ -161,6 +161,16 @@ def test_truncated_file_exits_1_with_position(files):
     one_line_error(hpmkit("regions", "rcut.json", cwd=files), 1, "rcut.json: invalid JSON at line 11, column 80")
 
 
+def test_a_file_that_is_not_json_is_named_so_not_truncated(files):
+    (files / "notes.txt").write_text("hello world\n")
+    (files / "blob.bin").write_bytes(b"\x7fELF\x02\x01\x00" * 20)
+    for cmd in ("stat-report", "regions"):
+        r = hpmkit(cmd, "notes.txt", cwd=files)
+        one_line_error(r, 1, "notes.txt: not JSON (text)", "hpm stat --json")
+        assert "truncated" not in r.stderr
+        one_line_error(hpmkit(cmd, "blob.bin", cwd=files), 1, "blob.bin: not JSON (a binary file)")
+
+
 def test_wrong_kind_of_file_and_missing_file_exit_1(files):
     one_line_error(hpmkit("regions", "sw.json", cwd=files), 1, "sw.json: ", "hpmkit stat-report")
     one_line_error(hpmkit("stat-report", "nope.json", cwd=files), 1, "nope.json: cannot read")

@@ -54,6 +54,14 @@ def test_worker_checks_the_cached_bundle_by_hash(tmp_path):
     assert jobs.materialise(b, tmp_path)[1] == []
 
 
+def test_a_bundle_whose_content_does_not_match_its_address_is_refused(tmp_path):
+    good = fake_bundle()
+    bad = jobs.Bundle(good.arch, good.digest, dict(good.files, Image=b"kernek"))
+    with pytest.raises(jobs.LabError, match=f"bundle {good.digest[:12]} arrived with other content"):
+        jobs.materialise(bad, tmp_path)
+    assert not (tmp_path / good.digest).exists()
+
+
 def test_a_job_for_the_wrong_bundle_is_an_error_not_a_run(tmp_path, monkeypatch):
     monkeypatch.setenv("HPMKIT_BUNDLE_CACHE", str(tmp_path))
     r = jobs.execute(jobs.Job("aarch64/x", "aarch64", ("ksuite",)), fake_bundle("riscv64"))

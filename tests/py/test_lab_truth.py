@@ -169,3 +169,33 @@ def test_record_of_a_missing_command_exits_127_and_writes_nothing(tmp_path):
              "--", "no-such-cmd"], timeout=300)
     assert p.returncode == 127 and "Traceback" not in p.stderr, p.stderr
     assert not any(out.glob("*.perf.data")) and not any(out.glob("*.hpmprof"))
+
+
+@pytest.mark.parametrize("arch", guest.ARCHES)
+def test_perf_names_the_guest_kernel_with_the_kallsyms_written_beside(tmp_path, arch):
+    """`hpmkit lab record` writes OUT/<arch>.kallsyms: Linux perf given it names the guest's
+    kernel frames as the profile does (without it perf uses this machine's symbols)."""
+    import subprocess
+    from conftest import run
+    if not shutil.which("perf"):
+        pytest.skip("Linux perf is not installed")
+    out = tmp_path / "o"
+    p = run([ROOT / ".venv" / "bin" / "hpmkit", "lab", "record", "--arch", arch, "-c", "2000",
+             "-o", out, "--", "hpm-truth", "getppid", "2000"], timeout=600)
+    assert p.returncode == 0, p.stderr
+    k = out / f"{arch}.kallsyms"
+    assert k.read_text().count("\n") > 100   # the symbols the samples need
+    text = subprocess.run(["perf", "script", "-i", out / f"{arch}.perf.data", "--kallsyms", k,
+                           "-F", "ip,sym,dso"], capture_output=True, text=True, check=True).stdout
+    kern = [l.split() for l in text.splitlines() if "[kernel.kallsyms]" in l]
+    named = {f[1].split("+")[0] for f in kern if len(f) >= 3}
+    unknown = sum(1 for f in kern if "[unknown]" in f)
+    assert kern and unknown <= len(kern) // 100, unknown
+    # the syscall itself, by both namers
+    syscall = {"aarch64": "__arm64_sys_getppid", "riscv64": "sys_getppid"}[arch]  # riscv 6.1: no wrapper
+    prof = Profile.load(out / f"{arch}.hpmprof")
+    ours = set(prof.frames.column("symbol").to_pylist())
+    assert syscall in named and syscall in ours, sorted(named)[:20]
+    # every name perf gives a kernel frame of the command's samples is one the profile knows
+    # (perf also shows init's and idle's samples, which the profile leaves out: a subset)
+    assert len(named & ours) >= 0.5 * len(named), sorted(named - ours)[:20]

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from . import guest
+from .. import outputs
 from .protocol import LabError
 
 EPILOG = """\
@@ -36,7 +37,7 @@ examples:
   hpmkit lab record --arch both --add ./myprog --exact -o prof -- myprog --size 4096
   hpmkit lab record --arch aarch64 --comm exe -o prof -- ksuite --lab exec
   hpmkit lab record --arch both --root .cache/lab/rt-tests --exact -o prof -- pi_stress --inversions 100
-  perf script -i prof/riscv64.perf.data          (Linux perf reads the file)
+  perf script -i prof/riscv64.perf.data --kallsyms prof/riscv64.kallsyms   (Linux perf reads the file)
   hpmkit profile show prof/riscv64.hpmprof
   hpmkit compare prof/riscv64.hpmprof --vs prof/aarch64.hpmprof
 
@@ -87,8 +88,8 @@ def add_parser(sub, raw_formatter) -> None:
                         description="Boot the guest with the lab's precise sampler (a QEMU TCG "
                         "plugin: exact event counts, the precise instruction of every sample, "
                         "frame-pointer call chains read from guest memory; nothing in the guest "
-                        "changes) and run COMMAND. Writes OUT/<arch>.perf.data (perf reads it), "
-                        "OUT/<arch>.hpmprof (COMMAND and its children; --comm narrows it) and "
+                        "changes) and run COMMAND. Writes OUT/<arch>.perf.data (perf reads it, "
+                        "naming kernel frames with OUT/<arch>.kallsyms), OUT/<arch>.hpmprof (COMMAND and its children; --comm narrows it) and "
                         "with --exact OUT/<arch>.exact.tsv (instructions per function, counted, "
                         "not sampled) and OUT/<arch>.exact-paths.tsv.gz (kernel instructions per "
                         "call path, as 'hpmkit compare' checks its ratios). docs/pes.md.",
@@ -199,6 +200,7 @@ def _record(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise LabError(f"-j wants a number of jobs of at least 1, got {args.jobs}")
     arches = _arches(args.arch)
+    outputs.check_folder(args.out, "--out")
     jobs = [record.make_job(arch, argv, opts, key=arch) for arch in arches]
     for arch in arches:
         record.progress(f"{arch}: {' '.join(argv)} (event {opts.event}, period {opts.period})")
@@ -246,6 +248,9 @@ def _suite(args) -> int:
     for a in args.add:
         if not a.exists():
             raise LabError(f"--add {a}: no such file or folder")
+    outputs.check_folder(args.out, "--out")
+    if args.raw:
+        outputs.check_folder(args.raw, "--raw")
     paths = suite.record_suite(_arches(args.arch), Path(args.out), args.workload,
                                Path(args.raw) if args.raw else None, period=args.period,
                                reuse_raw=args.reimport, sampler=args.sampler, jobs=args.jobs,
@@ -269,6 +274,10 @@ def _run(args) -> int:
             raise LabError(f"--sysctl wants /proc/sys/PATH=VALUE, got '{s}'")
         sysctls[path] = val
     env = _env(args.env)
+    # outputs that can never be written are named before a guest boots
+    outputs.check_folder(args.out, "--out")
+    if args.console_log:
+        outputs.check(args.console_log, "--console-log")
     rc = 0
     for arch in _arches(args.arch):
         added = guest.added_files(args.add, [guest.root_of(r, arch) for r in args.root])

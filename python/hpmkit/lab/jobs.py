@@ -80,6 +80,13 @@ def materialise(bundle: Bundle, cache: Path | None = None) -> tuple[Path, list[s
     against the bundle (a damaged cached file is rewritten from the shipped copy). Returns
     the folder and notes on what was repaired."""
     cache = cache or bundle_cache()
+    # the content address itself is checked here, on the worker: bytes damaged in transit (or
+    # a client and worker that disagree on what the files are) must not run under its name
+    got = digest_of(bundle.files)
+    if got != bundle.digest:
+        raise LabError(f"bundle {bundle.digest[:12]} arrived with other content (hash "
+                       f"{got[:12]}): damaged in transit, or client and worker run different "
+                       "hpmkit versions")
     d = cache / bundle.digest
     notes = []
     cache.mkdir(parents=True, exist_ok=True)

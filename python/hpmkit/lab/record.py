@@ -173,6 +173,7 @@ def finish(job, res, out: Path, opts: Options) -> Recording:
     tmp = out / f".{arch}.perf.data.tmp"
     tmp.write_bytes(res.perf_data)
     tmp.replace(data)
+    write_kallsyms(data, out / f"{arch}.kallsyms")
     prof, kept, skipped = to_profile(arch, data, out, argv, opts)
     exact = None
     if opts.exact:
@@ -192,6 +193,18 @@ def finish(job, res, out: Path, opts: Options) -> Recording:
             if raw_paths is not None:
                 raw_paths.unlink(missing_ok=True)
     return Recording(arch, data, prof, exact, res.status, kept, skipped, res.stdout, res.stderr)
+
+
+def write_kallsyms(data: Path, path: Path) -> None:
+    """The guest kernel's symbols beside its recording, for Linux perf: without them perf
+    names the guest's kernel addresses with this machine's symbols
+    (`perf script -i OUT/<arch>.perf.data --kallsyms OUT/<arch>.kallsyms`)."""
+    from ..outputs import write_text
+    from ..perfdata.reader import PerfData
+    with PerfData(data) as pd:
+        text = pd.kallsyms_text()
+    if text:
+        write_text(path, text)
 
 
 def paths_file(exact: Path) -> Path:

@@ -46,8 +46,11 @@ def read_table(table: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     try:
         lines = Path(table).read_text().splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise LabError(f"{table}: {getattr(e, 'strerror', None) or e}") from None
+    except UnicodeDecodeError as e:
+        raise LabError(f"{table}: not a text file (byte {e.start} is not UTF-8); a suite table "
+                       "is 'NAME<TAB>COMMAND' lines") from None
+    except OSError as e:
+        raise LabError(f"{table}: {e.strerror or e}") from None
     for n, line in enumerate(lines, 1):
         if not line.strip() or line.startswith("#"):
             continue
