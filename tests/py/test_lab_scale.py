@@ -62,6 +62,19 @@ def test_a_bundle_whose_content_does_not_match_its_address_is_refused(tmp_path):
     assert not (tmp_path / good.digest).exists()
 
 
+def test_a_worker_with_another_qemu_refuses_the_job(tmp_path, monkeypatch):
+    """The client's QEMU is part of the bundle: a worker with another version does not run."""
+    from hpmkit.lab import guest
+    if not shutil.which(guest.MACHINES["riscv64"].qemu):
+        pytest.skip("QEMU is not installed")
+    monkeypatch.setenv("HPMKIT_BUNDLE_CACHE", str(tmp_path))
+    r = jobs.execute(jobs.Job("riscv64/x", "riscv64", ("ksuite",)),
+                     fake_bundle(**{"qemu-version": b"QEMU emulator version 1.0.0"}))
+    assert r.error and "the client 'QEMU emulator version 1.0.0'" in r.error, r.error
+    assert guest.qemu_version("riscv64") in r.error and r.perf_data is None
+    assert not any(tmp_path.iterdir())    # nothing materialised
+
+
 def test_a_job_for_the_wrong_bundle_is_an_error_not_a_run(tmp_path, monkeypatch):
     monkeypatch.setenv("HPMKIT_BUNDLE_CACHE", str(tmp_path))
     r = jobs.execute(jobs.Job("aarch64/x", "aarch64", ("ksuite",)), fake_bundle("riscv64"))

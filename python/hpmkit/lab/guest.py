@@ -8,6 +8,7 @@ memory, one CPU, no KASLR.
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import shutil
 import subprocess
@@ -225,6 +226,16 @@ def check_qemu(arch: str) -> None:
     m = MACHINES[arch]
     if not shutil.which(m.qemu):
         raise LabError(f"{m.qemu} is not installed: run scripts/setup.sh (it installs QEMU)")
+
+
+@functools.lru_cache(maxsize=None)
+def qemu_version(arch: str) -> str:
+    """The first line of `qemu-system-<arch> --version` (the sampler plugin is built for one
+    QEMU, and a worker with another one would not give the same recordings)."""
+    check_qemu(arch)
+    p = subprocess.run([MACHINES[arch].qemu, "--version"], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL)
+    return (p.stdout.splitlines() or ["unknown"])[0].strip()
 
 
 def boot(arch: str, kernel_image: Path, rd_bytes: bytes, timeout: float = 300,

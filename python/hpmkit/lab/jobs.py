@@ -29,7 +29,7 @@ from . import guest
 from .protocol import LabError
 
 # the files of a bundle besides the guest's root (guest/<path>)
-KERNEL_FILES = ("Image", "System.map", "offsets", "libhpmpes.so")
+KERNEL_FILES = ("Image", "System.map", "offsets", "libhpmpes.so", "qemu-version")
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +59,8 @@ def make_bundle(arch: str) -> Bundle:
     guest.check_arch(arch)
     kf = guest.kernel_files(arch)
     files = {"Image": kf.image.read_bytes(), "System.map": kf.system_map.read_bytes(),
-             "offsets": kf.offsets.read_bytes(), "libhpmpes.so": plugin_path().read_bytes()}
+             "offsets": kf.offsets.read_bytes(), "libhpmpes.so": plugin_path().read_bytes(),
+             "qemu-version": guest.qemu_version(arch).encode()}
     for name, data in guest.guest_binaries(arch).items():
         files[f"guest/{name}"] = data
     return Bundle(arch, digest_of(files), files)
@@ -200,6 +201,10 @@ def execute(job: Job, bundle: Bundle) -> JobResult:
         if bundle.arch != job.arch:
             raise LabError(f"bundle {bundle.digest[:12]} is for {bundle.arch}, not {job.arch}")
         guest.check_qemu(job.arch)
+        want = bundle.files.get("qemu-version", b"").decode(errors="replace")
+        if want and guest.qemu_version(job.arch) != want:
+            raise LabError(f"this worker has '{guest.qemu_version(job.arch)}', the client "
+                           f"'{want}': install the same QEMU on every worker (scripts/setup.sh)")
         d, res.notes = materialise(bundle)
         base = {name[len("guest/"):]: data for name, data in bundle.files.items()
                 if name.startswith("guest/")}
