@@ -36,7 +36,7 @@ static const char stat_help[] =
 	"  -C, --cpu CPUS        count these CPUs, e.g. 0 or 0,2-3 (system-wide on them)\n"
 	"  -A, --no-aggr         one line per CPU (with -a or -C)\n"
 	"      --per-core        one line per core, --per-socket per socket (with -a or -C)\n"
-	"      --per-thread      one line per thread (with -p, -t or -a)\n"
+	"      --per-thread      one line per thread (of a command, or with -p, -t or -a)\n"
 	"  -i, --no-inherit      do not count child processes\n"
 	"  -B, --big-num         1,234,567 (the default); --no-big-num: 1234567\n"
 	"  -o, --output FILE     write the report to FILE (written whole or not at all)\n"
@@ -50,6 +50,12 @@ static const char stat_help[] =
 	"counted is it an error). Exit status: the command's. SIGINT or SIGTERM to hpm\n"
 	"stops the command (SIGTERM) and prints the counts at once.\n"
 	"\n"
+	"--per-thread of a command follows its threads and child processes with\n"
+	"ptrace(2): each gets its own counters before its first instruction and is read\n"
+	"when it exits (a context switch or two more per new task; without -I). The\n"
+	"kernel's work for a fork()ed child before then is in no row: with glibc's\n"
+	"fork() one page fault each, which the total without --per-thread counts.\n"
+	"\n"
 	"examples:\n"
 	"  hpm stat -- ./app                          default events\n"
 	"  hpm stat -e cycles,instructions:u -r 5 -- ./app\n"
@@ -62,6 +68,7 @@ static const char stat_help[] =
 	"  hpm stat -a -A -e cpu-clock -- sleep 1     one line per CPU\n"
 	"  hpm stat -C 0,2-3 --per-core -e cpu-clock -- sleep 1\n"
 	"  hpm stat --per-thread -p 1234 -- sleep 5   each thread of process 1234 for 5 s\n"
+	"  hpm stat --per-thread -e page-faults -- ./app   each thread and child of ./app\n"
 	"  hpm stat -D 500 -e task-clock -- ./app     skip the first 500 ms\n";
 
 static double now_s(void)
@@ -155,10 +162,11 @@ static bool targets_alive(struct stat_opts *o)
 	return false;
 }
 
+/* Units without a set are followed threads that exited: their counts are final. */
 static int read_units(struct stat_state *st)
 {
 	for (int u = 0; u < st->nunits; u++)
-		if (hpm_evset__read_all(st->units[u].set, st->units[u].now) < 0) {
+		if (st->units[u].set && hpm_evset__read_all(st->units[u].set, st->units[u].now) < 0) {
 			fprintf(stderr, "hpm stat: %s\n", hpm_ctx__last_error(st->ctx));
 			return -1;
 		}
@@ -168,7 +176,8 @@ static int read_units(struct stat_state *st)
 static void units_ioctl(struct stat_state *st, bool start)
 {
 	for (int u = 0; u < st->nunits; u++)
-		start ? hpm_evset__start(st->units[u].set) : hpm_evset__stop(st->units[u].set);
+		if (st->units[u].set)
+			start ? hpm_evset__start(st->units[u].set) : hpm_evset__stop(st->units[u].set);
 }
 
 static void snapshot(struct stat_state *st)
@@ -186,14 +195,21 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 	pid_t child = -1;
 	int go = -1, errfd = -1, status = 0;
 	bool own_target = o->cmd && !o->npids && !o->ntids && !o->all_cpus && !o->ncpus;
-	unsigned flags = o->no_inherit ? 0 : HPM_TARGET_INHERIT;
+	/* --per-thread of a command: each task its own counters, none inherited */
+	bool follow = stat_follows(o);
+	unsigned flags = o->no_inherit || follow ? 0 : HPM_TARGET_INHERIT;
 	if (own_target && !o->delay_ms)
 		flags |= HPM_TARGET_ENABLE_ON_EXEC;
 	if (o->cmd && (child = spawn(o->cmd, &go, &errfd)) < 0) {
 		fprintf(stderr, "hpm stat: cannot fork: %s\n", strerror(errno));
 		return -1;
 	}
-	if (stat_build(st, o, own_target ? child : -1, flags) || stat_make_bins(st, o)) {
+	if (follow) { /* its first thread; the others are added as they start */
+		st->nunits = 1;
+		st->units[0] = (struct unit){ .tid = -1, .cpu = -1 };
+	}
+	if (stat_build(st, o, own_target ? child : -1, flags) || stat_make_bins(st, o) ||
+	    (follow && follow_start(st, o, child))) {
 		if (child > 0) {
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
@@ -210,6 +226,7 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 		int e = spawn_release(child, go, errfd);
 		if (e) {
 			waitpid(child, &status, 0);
+			follow_end(st);
 			if (e < 0)
 				fprintf(stderr, "hpm stat: lost the child process\n");
 			else
@@ -232,7 +249,13 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 		struct timespec ts = { (time_t)dt, (long)((dt - (double)(time_t)dt) * 1e9) };
 		siginfo_t si;
 		int sig = sigtimedwait(waitset, &si, &ts);
-		if (sig == SIGCHLD && child > 0 && waitpid(child, &status, WNOHANG) == child)
+		if (follow) {
+			/* births, execs, signals and ends of the command's tasks */
+			if (!child_done && follow_events(st, o, enabled, &child_done, &status)) {
+				follow_kill(st);
+				return -1;
+			}
+		} else if (sig == SIGCHLD && child > 0 && waitpid(child, &status, WNOHANG) == child)
 			child_done = true;
 		if (sig == SIGINT || sig == SIGTERM) {
 			caught = sig;
@@ -266,7 +289,14 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 	}
 	double end = now_s();
 	units_ioctl(st, false);
-	if (read_units(st))
+	int r = read_units(st);
+	if (follow) {
+		/* tasks of the command still running go on, untraced; one row per task */
+		follow_end(st);
+		if (!r && stat_make_bins(st, o))
+			r = -1;
+	}
+	if (r)
 		return -1;
 	if (o->interval_ms && enabled)
 		stat_print_interval(st, o, end - count_start); /* the last, partial interval */
@@ -292,9 +322,21 @@ static int account(struct stat_state *st)
 		st->total = calloc((size_t)st->nev + 1, sizeof(struct hpm_value));
 		st->msum = calloc((size_t)m + 1, sizeof(double));
 		st->mvalid = calloc((size_t)m + 1, sizeof(int));
+	}
+	if (!st->bin_total || st->nbin_total != st->nbins) {
+		/* per bin, this run: a followed command's threads differ from run to run */
+		for (int b = 0; st->bin_total && b < st->nbin_total; b++)
+			free(st->bin_total[b]);
+		free(st->bin_total);
+		st->nbin_total = st->nbins;
 		st->bin_total = calloc((size_t)st->nbins + 1, sizeof(*st->bin_total));
 		for (int b = 0; st->bin_total && b < st->nbins; b++)
-			st->bin_total[b] = calloc((size_t)st->nev + 1, sizeof(struct hpm_value));
+			if (!(st->bin_total[b] = calloc((size_t)st->nev + 1, sizeof(struct hpm_value))))
+				st->nbin_total = b;
+	}
+	if (st->bin_total && st->nbin_total != st->nbins) {
+		free(all.units);
+		return -1;
 	}
 	if (!st->sum || !st->sumsq || !st->total || !st->msum || !st->mvalid || !st->bin_total) {
 		free(all.units);
@@ -447,9 +489,10 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 				"CPUS (as in perf)\n");
 		return 2;
 	}
-	if (o->aggr == AGGR_THREAD && !o->npids && !o->ntids && !o->all_cpus) {
-		fprintf(stderr, "hpm stat: --per-thread needs -p PID, -t TID or -a (as in perf); for "
-				"a command's threads start it and use --per-thread -p PID\n");
+	if (stat_follows(o) && o->interval_ms) {
+		fprintf(stderr, "hpm stat: -I with --per-thread needs -p PID, -t TID or -a (as in "
+				"perf); a command's threads are counted per thread over the whole "
+				"run\n");
 		return 2;
 	}
 	if (o->aggr == AGGR_THREAD && o->ncpus) {
@@ -468,11 +511,11 @@ static void free_state(struct stat_state *st)
 	stat_free_units(st);
 	free(st->units);
 	free(st->rows);
-	for (int b = 0; b < st->nbins; b++) {
+	for (int b = 0; b < st->nbins; b++)
 		free(st->bins[b].units);
-		if (st->bin_total)
-			free(st->bin_total[b]);
-	}
+	for (int b = 0; st->bin_total && b < st->nbin_total; b++)
+		free(st->bin_total[b]);
+	stat_free_ops(st);
 	free(st->bins);
 	free(st->bin_total);
 	free(st->sum);

@@ -35,6 +35,9 @@ struct stat_opts {
 	char **cmd;
 };
 
+struct stat_op;  /* stat_events.c */
+struct follow;   /* stat_follow.c */
+
 enum row_state { ROW_COUNTED, ROW_NOT_SUPPORTED, ROW_NOT_COUNTED };
 
 /* One output line per event, in the order the user gave them. */
@@ -47,10 +50,11 @@ struct row {
 
 /* One event set: the command, one thread, or one CPU. */
 struct unit {
-	struct hpm_evset *set;
-	pid_t tid;            /* counted thread (-p/-t), else -1 */
+	struct hpm_evset *set; /* NULL once a followed thread exited (its counts are in now) */
+	pid_t tid;            /* counted thread (-p/-t, --per-thread of a command), else -1 */
 	int cpu;              /* counted CPU (-a/-C), else -1 */
 	struct hpm_value *now, *prev;
+	char comm[16];        /* --per-thread of a command: its name when it ended */
 };
 
 /* A printed aggregate: all units, one CPU, one core, one socket, one thread. */
@@ -70,11 +74,15 @@ struct stat_state {
 	int gone;             /* threads that exited before they could be attached */
 	struct bin *bins;
 	int nbins;
+	struct stat_op *ops;  /* how the first set was opened, replayed on threads born later */
+	int nops;
+	struct follow *follow; /* --per-thread of a command: its threads, followed */
 	/* over runs (-r), aggregate of all units */
 	int runs;
 	double *sum, *sumsq;
 	struct hpm_value *total;    /* last run, all units */
 	struct hpm_value **bin_total; /* last run, per bin */
+	int nbin_total;
 	double *msum;
 	int *mvalid;
 	char quirks[1024];
@@ -94,8 +102,32 @@ struct stat_state {
  * Returns 0, or -1 with the error printed (one line). */
 int stat_build(struct stat_state *st, struct stat_opts *o, pid_t child, unsigned flags);
 void stat_free_units(struct stat_state *st);
+/* Open unit u's set (a thread born while counting) as the first one was
+ * opened: 0, 1 when the thread is gone, or -1 with the error printed. */
+int stat_open_unit(struct stat_state *st, struct stat_opts *o, int u, unsigned flags);
+void stat_free_ops(struct stat_state *st);
 /* Bins for the aggregation mode (labels, members). */
 int stat_make_bins(struct stat_state *st, struct stat_opts *o);
+
+/* stat_follow.c: --per-thread of a command. Every thread and child process of
+ * the command is stopped at birth (ptrace), gets its own counters before it
+ * runs, and is read when it exits. */
+static inline bool stat_follows(const struct stat_opts *o)
+{
+	return o->aggr == AGGR_THREAD && o->cmd && !o->npids && !o->ntids && !o->all_cpus &&
+	       !o->ncpus;
+}
+/* Before the child execs: trace it (unless -i). -1 with one line printed. */
+int follow_start(struct stat_state *st, struct stat_opts *o, pid_t child);
+/* Take every pending event of the traced tasks (births, execs, exits,
+ * signals); *done and *status when the command itself ended. -1: fatal (the
+ * error printed, the command killed). */
+int follow_events(struct stat_state *st, struct stat_opts *o, bool enabled, bool *done,
+		  int *status);
+/* After the last read: names of tasks still running, detach them, free. */
+void follow_end(struct stat_state *st);
+/* On an error: kill every traced task of the command and reap it. */
+void follow_kill(struct stat_state *st);
 
 /* stat_print.c */
 void stat_sum(struct stat_state *st, const struct bin *b, bool delta, struct hpm_value *out);

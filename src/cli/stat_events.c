@@ -72,7 +72,7 @@ static int collect_cb(const char *name, unsigned flags, void *arg)
 
 /* Replayed on every further set: what worked on the first. */
 enum op_kind { OP_ADD, OP_LIST, OP_METRIC };
-struct op {
+struct stat_op {
 	enum op_kind kind;
 	char text[2048];
 	int first, n; /* event indices it produced */
@@ -81,19 +81,19 @@ struct op {
 struct builder {
 	struct stat_state *st;
 	struct stat_opts *o;
-	struct op *ops;
+	struct stat_op *ops;
 	int nops, capops;
 };
 
 static int push_op(struct builder *b, enum op_kind kind, const char *text, int first, int n)
 {
 	if (b->nops == b->capops) {
-		struct op *nv = realloc(b->ops, sizeof(*nv) * (size_t)(b->capops = b->capops ? b->capops * 2 : 16));
+		struct stat_op *nv = realloc(b->ops, sizeof(*nv) * (size_t)(b->capops = b->capops ? b->capops * 2 : 16));
 		if (!nv)
 			return -ENOMEM;
 		b->ops = nv;
 	}
-	struct op *op = &b->ops[b->nops++];
+	struct stat_op *op = &b->ops[b->nops++];
 	op->kind = kind;
 	snprintf(op->text, sizeof(op->text), "%s", text);
 	op->first = first;
@@ -348,7 +348,7 @@ static int replay(struct stat_state *st, struct builder *b, int u)
 {
 	struct hpm_evset *set = st->units[u].set;
 	for (int i = 0; i < b->nops; i++) {
-		struct op *op = &b->ops[i];
+		struct stat_op *op = &b->ops[i];
 		int first = hpm_evset__nr(set), r;
 		if (op->kind == OP_ADD)
 			r = hpm_evset__add(set, op->text);
@@ -451,10 +451,45 @@ int stat_build(struct stat_state *st, struct stat_opts *o, pid_t child, unsigned
 			goto out;
 	}
 	ret = 0;
+	/* kept for the threads a followed command starts later (stat_open_unit) */
+	stat_free_ops(st);
+	st->ops = b.ops;
+	st->nops = b.nops;
+	b.ops = NULL;
 out:
 	free(it.v);
 	free(b.ops);
 	return ret;
+}
+
+void stat_free_ops(struct stat_state *st)
+{
+	free(st->ops);
+	st->ops = NULL;
+	st->nops = 0;
+}
+
+int stat_open_unit(struct stat_state *st, struct stat_opts *o, int u, unsigned flags)
+{
+	struct builder b = { .st = st, .o = o, .ops = st->ops, .nops = st->nops };
+	struct unit *un = &st->units[u];
+	if (new_set(st, o, u, -1, flags, !o->nevents && !o->nmetrics))
+		return -1;
+	int r = replay(st, &b, u);
+	if (!r) {
+		un->now = calloc((size_t)st->nev + 1, sizeof(struct hpm_value));
+		un->prev = calloc((size_t)st->nev + 1, sizeof(struct hpm_value));
+		if (un->now && un->prev)
+			return 0;
+		fprintf(stderr, "hpm stat: out of memory\n");
+		r = -1;
+	}
+	hpm_evset__delete(un->set);
+	un->set = NULL;
+	free(un->now);
+	free(un->prev);
+	un->now = un->prev = NULL;
+	return r == GONE ? 1 : -1;
 }
 
 void stat_free_units(struct stat_state *st)
@@ -518,7 +553,10 @@ int stat_make_bins(struct stat_state *st, struct stat_opts *o)
 			break;
 		case AGGR_THREAD: {
 			char comm[32];
-			task_comm(un->tid, comm, sizeof(comm));
+			if (un->comm[0])
+				snprintf(comm, sizeof(comm), "%s", un->comm);
+			else
+				task_comm(un->tid, comm, sizeof(comm));
 			snprintf(label, sizeof(label), "%s-%d", comm, (int)un->tid);
 			break;
 		}
