@@ -1,7 +1,8 @@
 """Symbolisation, the one place hpmkit turns addresses into names: kernel addresses through a
 kallsyms text, user addresses through the ELF symbol tables (.symtab, else .dynsym) of the DSO
-a MMAP/MMAP2 record names, with a build-id check and DWARF line tables for srcline. Lookups
-are vectorised with numpy over sorted starts.
+a MMAP/MMAP2 record names, with a build-id check and DWARF line tables for srcline, and its
+PLT slots named `<target>@plt` from its PLT relocations (plt.py). Lookups are vectorised
+with numpy over sorted starts.
 
 Profiles, compare and the lab look addresses up per DSO (Kallsyms, DsoCache). SPE holds one
 file for all its PCs: SymbolMap is that file's names at run-time addresses (an ELF moved by
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FormatError, InputError, ReadError
+from .plt import plt_symbols
 
 KALLSYMS_TEXT_TYPES = set("tTwW")
 # aliases perf and we use to check that a kallsyms text belongs to the recorded kernel boot
@@ -194,6 +196,25 @@ class ElfImage:
     dwarf_path: str | None = None
     # the segments of `segments` mapped executable (PF_X): where a code MMAP record points
     exec_segments: list[tuple[int, int, int]] = field(default_factory=list)
+    # the file's own PLT slots (address, size, "name@plt"): kept apart so that they stay when
+    # the symbols of a separate debug file (whose .plt and .rela.plt are NOBITS) replace the
+    # file's own (DsoCache.get)
+    plt: list[tuple[int, int, str]] = field(default_factory=list)
+
+    def set_symbols(self, starts: np.ndarray, sizes: np.ndarray, names: list[str]) -> None:
+        """Function symbols from `starts/sizes/names` plus this file's PLT slots; a slot at an
+        address that already has a symbol (a debug file that is a full copy) is not added."""
+        have = set(starts.tolist())
+        extra = [p for p in self.plt if p[0] not in have]
+        names = list(names)
+        if extra:
+            starts = np.append(starts, np.array([p[0] for p in extra], np.uint64))
+            sizes = np.append(sizes, np.array([p[1] for p in extra], np.uint64))
+            names += [p[2] for p in extra]
+            order = np.argsort(starts, kind="stable")
+            starts, sizes = starts[order], sizes[order]
+            names = [names[i] for i in order.tolist()]
+        self.starts, self.sizes, self.names = starts, sizes, names
 
     def offset_to_vaddr(self, off: np.ndarray) -> np.ndarray:
         """File offsets to link-time virtual addresses; -1 outside every PT_LOAD."""
@@ -302,12 +323,18 @@ def open_elf(path: str) -> ElfImage:
         exec_segs = [g for g, s in zip(segs, loads) if s["p_flags"] & PF_X]
         symtab = elf.get_section_by_name(".symtab")
         has_symtab = symtab is not None and symtab.num_symbols() > 1
-        starts, sizes, names = _func_symbols(elf, symtab if has_symtab else
-                                             elf.get_section_by_name(".dynsym"))
+        starts, sizes, names, ifuncs = _func_symbols(elf, symtab if has_symtab else
+                                                     elf.get_section_by_name(".dynsym"))
+        try:
+            plt = plt_symbols(elf, ifuncs.get)
+        except Exception:  # noqa: BLE001 - a damaged PLT costs its slots, not the functions
+            plt = []
         has_dwarf = elf.get_section_by_name(".debug_line") is not None
         et_dyn = elf.header["e_type"] == "ET_DYN"
-    return ElfImage(path, bid, segs, starts, sizes, names, et_dyn, has_dwarf=has_dwarf,
-                    has_symtab=has_symtab, exec_segments=exec_segs)
+    img = ElfImage(path, bid, segs, starts, sizes, names, et_dyn, has_dwarf=has_dwarf,
+                   has_symtab=has_symtab, exec_segments=exec_segs, plt=plt)
+    img.set_symbols(starts, sizes, names)
+    return img
 
 
 _SYM64 = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
@@ -323,9 +350,10 @@ PF_X = 0x1
 def _func_symbols(elf, sec):
     """Code symbols of one symbol table, read as a numpy array (pyelftools' per-symbol parsing
     is ~100x slower on a libc debug file): functions, IFUNCs and labels in executable
-    sections; one name per address, chosen by perf's alias rules."""
+    sections; one name per address, chosen by perf's alias rules. Also the IFUNC symbols'
+    names by address (the same rules among IFUNCs only), which name IRELATIVE PLT slots."""
     if sec is None or not elf.little_endian:
-        return np.zeros(0, np.uint64), np.zeros(0, np.uint64), []
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint64), [], {}
     dt = _SYM64 if elf.elfclass == 64 else _SYM32
     raw = np.frombuffer(sec.data(), dtype=dt)
     strtab = elf.get_section(sec["sh_link"]).data()
@@ -341,6 +369,7 @@ def _func_symbols(elf, sec):
         ((typ == STT_NOTYPE) & exec_sec[np.where(in_sec, shndx, nsec)]))
     idx = np.nonzero(ok)[0]
     best: dict[int, tuple[tuple, str, int]] = {}
+    ifunc: dict[int, tuple[tuple, str]] = {}
     for k in idx.tolist():
         o = int(raw["name"][k])
         name = strtab[o:strtab.index(b"\0", o)].decode("utf-8", "replace")
@@ -350,9 +379,11 @@ def _func_symbols(elf, sec):
         r = alias_rank(name, b == STB_WEAK, b == STB_GLOBAL, sz > 0)
         if v not in best or r < best[v][0]:
             best[v] = (r, name, sz)
+        if typ[k] == STT_GNU_IFUNC and (v not in ifunc or r < ifunc[v][0]):
+            ifunc[v] = (r, name)
     starts = np.array(sorted(best), dtype=np.uint64)
     return (starts, np.array([best[int(v)][2] for v in starts], dtype=np.uint64),
-            [best[int(v)][1] for v in starts])
+            [best[int(v)][1] for v in starts], {v: n for v, (_, n) in ifunc.items()})
 
 
 PSEUDO_DSOS = ("[vdso]", "[vsyscall]", "[heap]", "[stack]", "[anon", "//anon", "[uprobes]",
@@ -435,7 +466,7 @@ class DsoCache:
                         continue
                     if dbg.build_id not in (None, bid) or not dbg.has_symtab:
                         continue
-                    img.starts, img.sizes, img.names = dbg.starts, dbg.sizes, dbg.names
+                    img.set_symbols(dbg.starts, dbg.sizes, dbg.names)
                     img.has_symtab = True
                     img.has_dwarf = dbg.has_dwarf and self.srcline == "all"
                     img.dwarf_path = dpath

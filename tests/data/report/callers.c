@@ -1,7 +1,8 @@
 /* The report tests' workload (tests/py/test_report.py): known call paths for perf report's
  * Children/Self and call graphs. Built at -O0 with frame pointers (gcc gives leaf functions
  * no frame at -O1, and the unwinder then skips their caller) and without PLT stubs
- * (-fno-plt: perf names a sample in a PLT slot, hpmkit does not yet).
+ * (-fno-plt: calls into libc go straight to their function, which keeps the expected call
+ * graphs simple; PLT names are tested in tests/py/test_symbols_plt.py).
  *
  *   callers N     main -> run -> phase_a -> spin          (half of N)
  *                 main -> run -> phase_b -> spin          (a quarter)
