@@ -4,8 +4,8 @@ A Markdown file marks what is checked with one-line HTML comments, invisible whe
 
     <!-- check: run [lab] [setup=NAME] [timeout=S] -->
         the next fenced block is a shell script: every line runs (bash -e -o pipefail) in a
-        scratch folder that links the repository's top-level folders, with build/bin and
-        .venv/bin first on PATH; it must exit 0.
+        scratch folder that links the repository's top-level folders and .venv, with build/bin
+        and .venv/bin first on PATH; it must exit 0.
     <!-- check: output [lab] [tolerance=P%] [cmd="COMMAND"] -->
         the next fenced block is output: each of its lines ("..." skips) must be found, in
         order, in the output of COMMAND, or else of the file's last `run` block.
@@ -122,6 +122,22 @@ int main(int argc, char **argv) {
     volatile unsigned long r = middle(n); (void)r; return 0; }
 """
 
+PAPI_APP_C = r"""
+#include <papi.h>
+#include <stdio.h>
+#include <stdlib.h>
+/* a PAPI program: the page faults of touching 16 MB of fresh memory */
+int main(void) {
+    int set = PAPI_NULL; long long n = 0;
+    if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT || PAPI_create_eventset(&set) != PAPI_OK
+        || PAPI_add_named_event(set, "perf::PAGE-FAULTS") != PAPI_OK || PAPI_start(set) != PAPI_OK)
+        return 1;
+    volatile char *p = malloc(16 << 20);
+    for (long i = 0; i < (16 << 20); i += 4096) p[i] = 1;
+    if (PAPI_stop(set, &n) != PAPI_OK) return 1;
+    printf("page faults: %lld\n", n); return 0; }
+"""
+
 SETUPS = {
     # ./app, a perf.data of it with call stacks, and that recording as perf script text
     "recording": "gcc -O1 -fno-omit-frame-pointer -o app app.c && "
@@ -133,6 +149,8 @@ SETUPS = {
              "ln -s ../examples/lab-suite/riscv64/$w.hpmprof rv/ && "
              "ln -s ../examples/lab-suite/aarch64/$w.hpmprof arm/; done",
     "app": "gcc -O1 -fno-omit-frame-pointer -o app app.c",
+    # app.c as a PAPI program (docs/papi.md builds it against libhpm-papi and Debian's libpapi)
+    "papi-app": "cat > app.c <<'EOF'" + PAPI_APP_C + "EOF",
 }
 
 
@@ -140,7 +158,7 @@ def scratch(d: Path) -> Path:
     """A folder where the docs' relative paths (examples/, data/, build/...) resolve and
     whatever the commands write stays out of the checkout."""
     for entry in ROOT.iterdir():
-        if not entry.name.startswith(".") and not (d / entry.name).exists():
+        if (not entry.name.startswith(".") or entry.name == ".venv") and not (d / entry.name).exists():
             (d / entry.name).symlink_to(entry)
     (d / "app.c").write_text(APP_C)
     return d
