@@ -29,7 +29,8 @@ static const char stat_help[] =
 	"  -I, --interval-print MSEC  print the counts of every MSEC milliseconds (>= 10)\n"
 	"  -D, --delay MSEC      start counting MSEC milliseconds after the command starts\n"
 	"  -x, --field-separator SEP  CSV: value,unit,event,running,pct,metric,unit,path\n"
-	"      --json            JSON on stdout (format hpm-stat v1)\n"
+	"      --json            JSON on stdout (format hpm-stat v1; hpmkit stat-report)\n"
+	"  -j, --json-output     perf stat -j's JSON: one object per count (stderr or -o)\n"
 	"  -p, --pid PIDS        attach to running processes (all their threads)\n"
 	"  -t, --tid TIDS        attach to running threads\n"
 	"  -a, --all-cpus        count every online CPU (system-wide)\n"
@@ -62,6 +63,7 @@ static const char stat_help[] =
 	"  hpm stat -M ipc,mpki -- ./app              metric groups of this CPU\n"
 	"  hpm stat -e PAPI_L1_DCM,PAPI_TOT_INS -- ./app\n"
 	"  hpm stat -e page-faults -x, -- ./app       CSV\n"
+	"  hpm stat -j -e task-clock,cycles -- ./app  perf's JSON lines\n"
 	"  hpm stat -d -- ./app                       default + cache events\n"
 	"  hpm stat -I 100 -e task-clock -- ./app     counts of every 100 ms\n"
 	"  hpm stat -e sched:sched_switch -a -- sleep 1   a tracepoint, system-wide\n"
@@ -373,6 +375,7 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 		{ "event", required_argument, 0, 'e' },  { "metrics", required_argument, 0, 'M' },
 		{ "repeat", required_argument, 0, 'r' }, { "field-separator", required_argument, 0, 'x' },
 		{ "json", no_argument, 0, OPT_JSON },    { "pid", required_argument, 0, 'p' },
+		{ "json-output", no_argument, 0, 'j' },
 		{ "tid", required_argument, 0, 't' },    { "all-cpus", no_argument, 0, 'a' },
 		{ "cpu", required_argument, 0, 'C' },    { "no-inherit", no_argument, 0, 'i' },
 		{ "output", required_argument, 0, 'o' }, { "group-max", required_argument, 0, OPT_GROUP_MAX },
@@ -390,7 +393,7 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 	optind = 1;
 	/* '+': stop at the first non-option, the command */
 	opterr = 0; /* usage_error() says it in one line */
-	while ((c = getopt_long(argc, argv, "+e:M:r:x:p:t:aC:io:I:D:dABvh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:r:x:p:t:aC:io:I:D:dABjvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->nevents == STAT_MAX_LISTS) {
@@ -414,6 +417,7 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 			break;
 		case 'x': o->sep = optarg; break;
 		case OPT_JSON: o->json = true; break;
+		case 'j': o->perf_json = true; break;
 		case 'p':
 			free(o->pids);
 			if (parse_pid_list("stat", "-p", optarg, &o->pids, &o->npids))
@@ -457,7 +461,7 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 		case OPT_NO_BIG_NUM: o->big_num = false; break;
 		case 'v': o->verbose = true; break;
 		case 'h': fputs(stat_help, stdout); return 0;
-		default: return usage_error("stat", "+e:M:r:x:p:t:aC:io:I:D:dABvh", argv);
+		default: return usage_error("stat", "+e:M:r:x:p:t:aC:io:I:D:dABjvh", argv);
 		}
 	}
 	if (optind < argc)
@@ -499,8 +503,8 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 		fprintf(stderr, "hpm stat: --per-thread cannot be combined with -C\n");
 		return 2;
 	}
-	if (o->json && o->sep) {
-		fprintf(stderr, "hpm stat: choose one of --json and -x\n");
+	if ((o->json && o->sep) || (o->perf_json && (o->json || o->sep))) {
+		fprintf(stderr, "hpm stat: choose one of --json, -j and -x\n");
 		return 2;
 	}
 	return -1;

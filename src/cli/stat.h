@@ -21,6 +21,7 @@ struct stat_opts {
 	int repeat;
 	const char *sep;
 	bool json, big_num, verbose;
+	bool perf_json;     /* -j: perf stat -j's JSON lines */
 	pid_t *pids, *tids; /* -p, -t lists */
 	int npids, ntids;
 	int *cpus, ncpus;   /* -C list */

@@ -136,6 +136,53 @@ static void csv_row(FILE *f, struct stat_opts *o, const char *prefix, const stru
 		path_name(v->path));
 }
 
+/* perf stat -j's key of one bin, before the counter fields */
+static void perf_json_key(FILE *f, struct stat_opts *o, const struct bin *b)
+{
+	switch (o->aggr) {
+	case AGGR_GLOBAL: break;
+	case AGGR_CPU: fprintf(f, "\"cpu\" : \"%s\", ", b->label + 3); break; /* "CPU<n>" */
+	case AGGR_CORE:
+	case AGGR_SOCKET:
+		fprintf(f, "\"%s\" : ", o->aggr == AGGR_CORE ? "core" : "socket");
+		json_string(f, b->label);
+		fprintf(f, ", \"aggregate-number\" : %d, ", b->nunits);
+		break;
+	case AGGR_THREAD:
+		fprintf(f, "\"thread\" : ");
+		json_string(f, b->label);
+		fprintf(f, ", ");
+		break;
+	}
+}
+
+/* One line of perf stat -j: the same fields in perf's order (its derived
+ * "metric-value"/"metric-unit" are not computed; -M metrics are lines of their own).
+ * interval < 0: none; variance < 0: none (-r). */
+static void perf_json_row(FILE *f, struct stat_opts *o, double interval, const struct bin *b,
+			  const struct row *r, const struct hpm_value *v, bool delta, double variance)
+{
+	bool msec = is_msec(r->name);
+	fputc('{', f);
+	if (interval >= 0)
+		fprintf(f, "\"interval\" : %.9f, ", interval);
+	perf_json_key(f, o, b);
+	if (r->state == ROW_NOT_SUPPORTED)
+		fprintf(f, "\"counter-value\" : \"<not supported>\", ");
+	else if (r->state == ROW_NOT_COUNTED || never_ran(v, delta))
+		fprintf(f, "\"counter-value\" : \"<not counted>\", ");
+	else
+		fprintf(f, "\"counter-value\" : \"%f\", ", msec ? v->scaled / 1e6 : v->scaled);
+	fprintf(f, "\"unit\" : \"%s\", \"event\" : ", msec ? "msec" : "");
+	json_string(f, r->name);
+	if (variance >= 0)
+		fprintf(f, ", \"variance\" : %.2f", variance);
+	bool ran = r->state == ROW_COUNTED && !never_ran(v, delta);
+	fprintf(f, ", \"event-runtime\" : %llu, \"pcnt-running\" : %.2f}\n",
+		ran ? (unsigned long long)v->running : 0ULL,
+		ran && v->enabled ? 100.0 * (double)v->running / (double)v->enabled : 100.0);
+}
+
 static void text_row(FILE *f, struct stat_opts *o, const char *prefix, const struct row *r,
 		     const struct hpm_value *v, bool delta, const char *extra)
 {
@@ -221,6 +268,22 @@ void stat_print_interval(struct stat_state *st, struct stat_opts *o, double t)
 			}
 			st->nint++;
 		}
+		free(v);
+		return;
+	}
+	if (o->perf_json) {
+		for (int b = 0; b < st->nbins; b++) {
+			stat_sum(st, &st->bins[b], true, v);
+			if (!bin_shown(st, o, v))
+				continue;
+			for (int r = 0; r < st->nrows; r++) {
+				const struct row *row = &st->rows[r];
+				struct hpm_value none = { 0 };
+				perf_json_row(f, o, t, &st->bins[b], row,
+					      row->idx >= 0 ? &v[row->idx] : &none, true, -1);
+			}
+		}
+		fflush(f);
 		free(v);
 		return;
 	}
@@ -334,7 +397,7 @@ static void not_supported_notes(FILE *f, struct stat_state *st)
 /* One printed line of a final report: a bin's label (CSV: with its separator)
  * and one row's value in that bin (a zero value for rows without an event). */
 typedef void (*cell_fn)(FILE *f, struct stat_state *st, struct stat_opts *o, const char *label,
-			const struct row *row, const struct hpm_value *v);
+			const struct bin *b, const struct row *row, const struct hpm_value *v);
 
 /* The cells of the final report in perf's order: per thread, each thread's
  * events; otherwise each event's bins. The text and CSV reports differ only
@@ -361,7 +424,7 @@ static int report_cells(FILE *f, struct stat_state *st, struct stat_opts *o, boo
 				continue;
 			fmt_label(label, sizeof(label), o, &st->bins[b], csv, csv ? o->sep : "");
 			struct hpm_value none = { 0 };
-			fn(f, st, o, label, row, row->idx >= 0 ? &v[row->idx] : &none);
+			fn(f, st, o, label, &st->bins[b], row, row->idx >= 0 ? &v[row->idx] : &none);
 		}
 	free(order);
 	free(v);
@@ -369,7 +432,7 @@ static int report_cells(FILE *f, struct stat_state *st, struct stat_opts *o, boo
 }
 
 static void text_cell(FILE *f, struct stat_state *st, struct stat_opts *o, const char *label,
-		      const struct row *row, const struct hpm_value *rv)
+		      const struct bin *b, const struct row *row, const struct hpm_value *rv)
 {
 	struct hpm_evset *set = st->units[0].set;
 	char extra[48] = "";
@@ -390,9 +453,36 @@ static void text_cell(FILE *f, struct stat_state *st, struct stat_opts *o, const
 }
 
 static void csv_cell(FILE *f, struct stat_state *st, struct stat_opts *o, const char *label,
-		     const struct row *row, const struct hpm_value *rv)
+		     const struct bin *b, const struct row *row, const struct hpm_value *rv)
 {
 	csv_row(f, o, label, row, rv, false);
+}
+
+static void perf_json_cell(FILE *f, struct stat_state *st, struct stat_opts *o,
+			   const char *label, const struct bin *b, const struct row *row,
+			   const struct hpm_value *rv)
+{
+	double var = -1;
+	if (row->idx >= 0 && st->runs > 1 && st->nbins == 1)
+		var = rel_err(st->sum[row->idx], st->sumsq[row->idx], st->runs);
+	perf_json_row(f, o, -1, b, row, rv, false, var);
+}
+
+static void report_perf_json(FILE *f, struct stat_state *st, struct stat_opts *o)
+{
+	if (report_cells(f, st, o, true, perf_json_cell))
+		return;
+	struct hpm_evset *set = st->units[0].set;
+	int m = hpm_evset__nr_metrics(set);
+	for (int i = 0; i < m; i++) {
+		const char *name, *unit;
+		hpm_evset__metric(set, i, st->total, &name, &unit, NULL);
+		if (st->mvalid[i] != st->runs)
+			continue;
+		fprintf(f, "{\"metric-value\" : \"%f\", \"metric-unit\" : ", st->msum[i] / st->runs);
+		json_string(f, name);
+		fprintf(f, "}\n");
+	}
 }
 
 static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
@@ -611,6 +701,8 @@ void stat_report(FILE *f, struct stat_state *st, struct stat_opts *o)
 {
 	if (o->json)
 		report_json(f, st, o);
+	else if (o->perf_json)
+		report_perf_json(f, st, o);
 	else if (o->sep)
 		report_csv(f, st, o);
 	else
