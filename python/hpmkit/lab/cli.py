@@ -18,9 +18,10 @@ examples:
   hpmkit lab run --arch aarch64 --out res -- hpm stat --json -o stat.json -e cycles:u -- hpm-loop 10
   hpmkit lab prepare --arch both          (build/download the kernels once; cached in .cache/lab)
 
-The guest has no shell: COMMAND is run directly with PATH=/bin, which holds hpm, hpm-loop,
-hpm-truth, ksuite, touch-pages and hpm-unit (the C unit tests). For pipelines, add a static
-shell: hpmkit lab run --arch riscv64 --add ./busybox -- busybox sh -c 'ksuite list | head -3'
+COMMAND is run directly with PATH=/bin, which holds hpm, hpm-loop, hpm-truth, ksuite,
+touch-pages and hpm-unit (the C unit tests). For pipes, redirections and loops, --shell runs
+it with Debian's busybox sh (fetched once and checked against Debian's signed index):
+  hpmkit lab run --arch riscv64 --shell -- 'ksuite list | head -3'
 (--add copies your own static binaries or folders; a missing command exits 127). A dynamically
 linked program needs its loader and libraries: --root DIR puts a folder laid out like / into
 the guest (its <arch>/ subfolder when it has one), e.g. Debian's rt-tests as the suite unpacks them:
@@ -37,6 +38,7 @@ examples:
   hpmkit lab record --arch both --add ./myprog --exact -o prof -- myprog --size 4096
   hpmkit lab record --arch aarch64 --comm exe -o prof -- ksuite --lab exec
   hpmkit lab record --arch both --root .cache/lab/rt-tests --exact -o prof -- pi_stress --inversions 100
+  hpmkit lab record --arch riscv64 --shell -o prof -- 'ksuite --lab pipe; ksuite --lab path'
   perf script -i prof/riscv64.perf.data --kallsyms prof/riscv64.kallsyms   (Linux perf reads the file)
   hpmkit profile show prof/riscv64.hpmprof
   hpmkit compare prof/riscv64.hpmprof --vs prof/aarch64.hpmprof
@@ -82,6 +84,9 @@ def add_parser(sub, raw_formatter) -> None:
                    "at the same paths, for dynamically linked programs and their loader and "
                    "libraries; its <arch>/ subfolder when it has one (one folder for --arch "
                    "both); repeatable")
+    r.add_argument("--shell", action="store_true",
+                   help="run COMMAND with sh -c (Debian's busybox-static, put into the guest "
+                   "as /bin/sh): pipes, redirections, loops; one quoted argument is the script")
     r.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     r.set_defaults(run=_run)
     rec = ls.add_parser("record", help="precise profile of a command, sampled in the emulator",
@@ -116,6 +121,9 @@ def add_parser(sub, raw_formatter) -> None:
     rec.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                      help="set an environment variable for the command")
     rec.add_argument("--timeout", type=float, default=600, help="seconds before the guest is killed")
+    rec.add_argument("--shell", action="store_true",
+                     help="run COMMAND with sh -c (as lab run; the shell's own work is in the "
+                     "profile too)")
     _scale_flags(rec, "with --arch both: record both ISAs")
     rec.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     rec.set_defaults(run=_record)
@@ -176,6 +184,12 @@ def _argv(args) -> list[str]:
     if not argv:
         raise LabError(f"lab {args.lab_command}: give the command after '--' "
                        f"(hpmkit lab {args.lab_command} --help)")
+    if getattr(args, "shell", False):
+        from . import shell
+        for arch in _arches(args.arch):
+            shell.root(arch)           # fetched (once) before anything boots
+        args.root = [*args.root, shell.base()]
+        return shell.wrap(argv)
     return argv
 
 
