@@ -15,6 +15,8 @@
 
 struct top_syms;
 
+/* (Test hook: HPM_TOP_SYMS_DUMP=FILE makes top_syms_new() print the symbols hpm top
+ * finds in FILE and exit; top_syms.c says more.) */
 struct top_syms *top_syms_new(void);
 void top_syms_free(struct top_syms *s);
 /* Load /proc/kallsyms: number of text symbols, 0 when the kernel hides the

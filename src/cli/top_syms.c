@@ -10,7 +10,9 @@
  * A sampled address inside a mapping becomes a file offset (ip - start +
  * pgoff) and then an ELF virtual address through the PT_LOAD segment that
  * holds that offset; the symbol is the function whose [value, value + size)
- * contains it (size 0: up to the next function).
+ * contains it (size 0: up to the next function). PLT slots are functions named
+ * "<target>@plt", found by decoding each stub's GOT load (plt.c, as hpmkit and
+ * objdump name them).
  */
 #include <elf.h>
 #include <errno.h>
@@ -21,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "plt.h"
 #include "proc_maps.h"
 #include "sorted.h"
 #include "top.h"
@@ -140,8 +143,33 @@ static const struct sym *find(const struct symtab *t, uint64_t addr)
 	return addr < s->end ? s : NULL;
 }
 
+static void load_dso(struct dso *d, pid_t pid);
+
+/* Test hook (tests/py/test_top_plt.py): HPM_TOP_SYMS_DUMP=FILE in the environment makes
+ * top_syms_new() print the table hpm top names FILE's addresses with, one "START END NAME"
+ * line per function (hex link-time addresses of [START, END), sorted; PLT slots are the
+ * names ending in @plt), and end the program: status 0, or 1 when FILE is no 64-bit
+ * little-endian ELF file. E.g. HPM_TOP_SYMS_DUMP=/usr/bin/ls hpm top -b -- true */
+static void dump_symbols(const char *path)
+{
+	struct dso d = { .path = (char *)path };
+	load_dso(&d, 0);
+	for (size_t i = 0; i < d.tab.n; i++)
+		printf("0x%llx 0x%llx %s\n", (unsigned long long)d.tab.v[i].start,
+		       (unsigned long long)d.tab.v[i].end, d.tab.v[i].name);
+	int rc = d.nseg || d.tab.n ? 0 : 1;
+	if (rc)
+		fprintf(stderr, "hpm top: %s: no 64-bit little-endian ELF file\n", path);
+	free(d.tab.v);
+	free(d.tab.names);
+	exit(fflush(stdout) ? 1 : rc);
+}
+
 struct top_syms *top_syms_new(void)
 {
+	const char *dump = getenv("HPM_TOP_SYMS_DUMP");
+	if (dump)
+		dump_symbols(dump);
 	return calloc(1, sizeof(struct top_syms));
 }
 
@@ -355,61 +383,26 @@ static void elf_symbols(const unsigned char *p, size_t len, int type, struct sym
 	}
 }
 
-static const Elf64_Shdr *section(const unsigned char *p, size_t len, const char *want)
-{
-	const Elf64_Ehdr *eh = (const void *)p;
-	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
-	if (eh->e_shstrndx >= eh->e_shnum || sh[eh->e_shstrndx].sh_offset +
-						      sh[eh->e_shstrndx].sh_size > len)
-		return NULL;
-	const char *names = (const char *)p + sh[eh->e_shstrndx].sh_offset;
-	for (int i = 0; i < eh->e_shnum; i++)
-		if (sh[i].sh_name < sh[eh->e_shstrndx].sh_size && !strcmp(names + sh[i].sh_name, want))
-			return &sh[i];
-	return NULL;
-}
+/* PLT slots (plt.c) join a table whose function symbols are sorted (the first nsym
+ * entries): a slot where a symbol already starts (a debug file that is a full copy) is not
+ * added, as hpmkit's symbols do. */
+struct plt_add {
+	struct symtab *t;
+	size_t *cap, *nlen, *ncap, nsym;
+};
 
-/* "name@plt" for each PLT slot, as perf names them: slot i calls the
- * function of the i-th .rela.plt relocation. The slots follow a header
- * (16 bytes on x86-64, 32 on arm64 and RISC-V) in .plt, or start .plt.sec
- * (x86-64 with IBT); each is 16 bytes. */
-static void elf_plt(const unsigned char *p, size_t len, struct symtab *t, size_t *cap,
-		    size_t *nlen, size_t *ncap)
+static int add_plt_slot(void *arg, uint64_t start, uint64_t size, const char *name)
 {
-	const Elf64_Ehdr *eh = (const void *)p;
-	const Elf64_Shdr *rela = section(p, len, ".rela.plt"), *plt = section(p, len, ".plt");
-	const Elf64_Shdr *sec = section(p, len, ".plt.sec");
-	uint64_t first;
-	if (!rela || !plt || rela->sh_link >= eh->e_shnum || rela->sh_offset + rela->sh_size > len)
-		return;
-	if (eh->e_machine == EM_X86_64)
-		first = sec ? sec->sh_addr : plt->sh_addr + 16;
-	else if (eh->e_machine == EM_AARCH64 || eh->e_machine == EM_RISCV)
-		first = plt->sh_addr + 32;
-	else
-		return;
-	const Elf64_Shdr *sh = (const void *)(p + eh->e_shoff);
-	const Elf64_Shdr *dsym = &sh[rela->sh_link];
-	if (dsym->sh_link >= eh->e_shnum || dsym->sh_offset + dsym->sh_size > len)
-		return;
-	const Elf64_Shdr *dstr = &sh[dsym->sh_link];
-	if (dstr->sh_offset + dstr->sh_size > len)
-		return;
-	const Elf64_Rela *r = (const void *)(p + rela->sh_offset);
-	const Elf64_Sym *ds = (const void *)(p + dsym->sh_offset);
-	size_t nr = rela->sh_size / sizeof(*r), nds = dsym->sh_size / sizeof(*ds);
-	for (size_t i = 0; i < nr; i++) {
-		size_t si = ELF64_R_SYM(r[i].r_info);
-		const char *name = si && si < nds && ds[si].st_name < dstr->sh_size
-					   ? (const char *)p + dstr->sh_offset + ds[si].st_name
-					   : "";
-		size_t l = strnlen(name, 200) + 4;
-		uint64_t at = first + 16 * i;
-		char *to = sym_add(t, cap, nlen, ncap, l, at, at + 16, STB_GLOBAL);
-		if (!to)
-			return;
-		snprintf(to, l + 1, "%.200s@plt", name);
-	}
+	struct plt_add *a = arg;
+	size_t k = sorted_count_le(a->t->v, a->nsym, sizeof(*a->t->v), start);
+	if (k && a->t->v[k - 1].start == start)
+		return 0;
+	size_t l = strlen(name);
+	char *to = sym_add(a->t, a->cap, a->nlen, a->ncap, l, start, start + size, STB_GLOBAL);
+	if (!to)
+		return 1;
+	memcpy(to, name, l + 1);
+	return 0;
 }
 
 static void *map_file(const char *path, size_t *len)
@@ -477,7 +470,10 @@ static void load_dso(struct dso *d, pid_t pid)
 			elf_symbols(p, len, SHT_SYMTAB, &d->tab, &cap, &nlen, &ncap);
 		if (!d->tab.n)
 			elf_symbols(p, len, SHT_DYNSYM, &d->tab, &cap, &nlen, &ncap);
-		elf_plt(p, len, &d->tab, &cap, &nlen, &ncap);
+		if (d->tab.n > 1)
+			qsort(d->tab.v, d->tab.n, sizeof(*d->tab.v), cmp_sym);
+		plt_slots(p, len, add_plt_slot,
+			  &(struct plt_add){ &d->tab, &cap, &nlen, &ncap, d->tab.n });
 	}
 	munmap(p, len);
 	for (size_t i = 0; i < d->tab.n; i++)
