@@ -212,12 +212,14 @@ fi
 # "struct.field value" lines in $cache/offsets-$tag.  They are asked from the compiler with
 # the exact flags kbuild used for kernel/fork.c of this build (its .cmd file), so they
 # follow the config; the guest kernel itself is not changed.  Cached; needs the build folder.
+LAB_NOFFSETS=30   # the HPMLAB_OFF lines below
 lab_offsets() {
     local cache tag=$2 build
     cache=$(cd "$1" && pwd) || die "no folder $1"
     build=$cache/build-$LAB_VERSION
     local dst=$cache/offsets-$tag
-    [ -s "$dst" ] && return 0
+    # a file from an older list (fewer names) is made again from the same build
+    [ -s "$dst" ] && [ "$(wc -l <"$dst")" -eq "$LAB_NOFFSETS" ] && return 0
     local cmdf=$build/kernel/.fork.o.cmd
     [ -r "$cmdf" ] || die "cannot make $dst: $cmdf is missing (remove $cache/Image-$tag to rebuild)"
     local cc
@@ -227,6 +229,7 @@ lab_offsets() {
     cat >"$src" <<'C'
 #include <linux/sched.h>
 #include <linux/mm_types.h>
+#include <linux/mm.h>
 #include <linux/fs.h>
 #include <linux/dcache.h>
 #include <linux/path.h>
@@ -253,6 +256,15 @@ void hpmlab_offsets(void)
 	HPMLAB_OFF("dentry.d_name", offsetof(struct dentry, d_name));
 	HPMLAB_OFF("dentry.d_iname", offsetof(struct dentry, d_iname));
 	HPMLAB_OFF("qstr.name", offsetof(struct qstr, name));
+	HPMLAB_OFF("dentry.d_parent", offsetof(struct dentry, d_parent));
+	HPMLAB_OFF("vm_area_struct.vm_start", offsetof(struct vm_area_struct, vm_start));
+	HPMLAB_OFF("vm_area_struct.vm_end", offsetof(struct vm_area_struct, vm_end));
+	HPMLAB_OFF("vm_area_struct.vm_mm", offsetof(struct vm_area_struct, vm_mm));
+	HPMLAB_OFF("vm_area_struct.vm_flags", offsetof(struct vm_area_struct, vm_flags));
+	HPMLAB_OFF("vm_area_struct.vm_pgoff", offsetof(struct vm_area_struct, vm_pgoff));
+	HPMLAB_OFF("vm_area_struct.vm_file", offsetof(struct vm_area_struct, vm_file));
+	HPMLAB_OFF("vm_exec", VM_EXEC);
+	HPMLAB_OFF("page_shift", PAGE_SHIFT);
 	HPMLAB_OFF("thread_size", THREAD_SIZE);
 	HPMLAB_OFF("pt_regs.size", sizeof(struct pt_regs));
 }
@@ -264,7 +276,7 @@ C
         exit 1
     fi
     sed -n 's/.*@@HPMOFF \([a-z_.]*\) [$#]*\([0-9]*\).*/\1 \2/p' "$asm" >"$dst.tmp"
-    [ "$(wc -l <"$dst.tmp")" -eq 21 ] || die "offsets: expected 21 values, got $(wc -l <"$dst.tmp") (see $asm)"
+    [ "$(wc -l <"$dst.tmp")" -eq "$LAB_NOFFSETS" ] || die "offsets: expected $LAB_NOFFSETS values, got $(wc -l <"$dst.tmp") (see $asm)"
     mv "$dst.tmp" "$dst"
     rm -f "$src" "$asm" "$cache/offsets.tmp.log"
 }

@@ -257,6 +257,9 @@ struct task *task_boot(void); /* init_task, before the first switch */
 void on_switch(unsigned vcpu, void *ud);
 void on_comm(unsigned vcpu, void *ud);
 void on_exec_done(unsigned vcpu, void *ud);
+void on_mmap(unsigned vcpu, void *ud);       /* perf_event_mmap: a new mapping */
+bool task_can_map(void);                     /* the offsets on_mmap needs are known */
+extern uint64_t n_maps_unnamed;              /* executable file mappings left unwritten */
 void task_need_map(struct task *t, unsigned vcpu, uint64_t time); /* MMAP2 when due */
 void task_announce(struct task *t, unsigned vcpu, uint64_t time);
 uint64_t task_pt_regs(const struct task *t);

@@ -32,7 +32,7 @@ struct tb *tb_by_id(uint64_t id)
 {
 	return id < next_tb_id ? by_id[id] : NULL;
 }
-static uint64_t hook_switch, hook_comm, hook_exec;
+static uint64_t hook_switch, hook_comm, hook_exec, hook_mmap;
 
 /* A block whose last instruction accesses memory names itself in `done` when that
  * access completes (both modes; see fast.c for how the next block reads it). */
@@ -203,7 +203,8 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb)
 		uint64_t va = t->in[i].vaddr;
 		qemu_plugin_vcpu_udata_cb_t cb = va == hook_switch ? on_switch
 					       : va == hook_comm ? on_comm
-					       : va == hook_exec ? on_exec_done : NULL;
+					       : va == hook_exec ? on_exec_done
+					       : va == hook_mmap ? on_mmap : NULL;
 		if (!cb)
 			continue;
 		struct hookpt *h = malloc(sizeof(*h));
@@ -265,6 +266,9 @@ static void on_exit_cb(qemu_plugin_id_t id, void *p)
 	if (n_chain_no_mm)
 		fprintf(stderr, "; %llu kernel samples of exiting tasks (address space gone) have no "
 			"user part", (unsigned long long)n_chain_no_mm);
+	if (n_maps_unnamed)
+		fprintf(stderr, "; %llu executable file mappings could not be named (no MMAP2)",
+			(unsigned long long)n_maps_unnamed);
 	if (n_chain_cfi || n_chain_fp)
 		fprintf(stderr, "; user stacks: %llu by call-frame information, %llu by frame pointers",
 			(unsigned long long)n_chain_cfi, (unsigned long long)n_chain_fp);
@@ -373,6 +377,8 @@ QAPI_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info
 	hook_switch = ksym_addr(opt.isa->switch_sym);
 	hook_comm = ksym_addr("__set_task_comm");
 	hook_exec = ksym_addr("finalize_exec");
+	if (task_can_map())
+		hook_mmap = ksym_addr("perf_event_mmap");
 	unwind_init();
 	if (!hook_switch || !ksym_addr("init_task"))
 		return fail("kernel=%s has no %s or init_task: not this guest's System.map", opt.kernel,

@@ -16,13 +16,18 @@
 
 enum {
 	O_PID, O_TGID, O_COMM, O_MM, O_PARENT, O_LEADER, O_STACK, O_EXE, O_START, O_END,
-	O_FPATH, O_DENTRY, O_DNAME, O_QNAME, O_THREAD_SIZE, O_PTREGS_SIZE, O_PGD, O_N
+	O_FPATH, O_DENTRY, O_DNAME, O_QNAME, O_THREAD_SIZE, O_PTREGS_SIZE, O_PGD,
+	O_DPARENT, O_VM_START, O_VM_END, O_VM_MM, O_VM_FLAGS, O_VM_PGOFF, O_VM_FILE, O_VM_EXEC,
+	O_PAGE_SHIFT, O_N
 };
 static const char *const off_names[O_N] = {
 	"task_struct.pid", "task_struct.tgid", "task_struct.comm", "task_struct.mm",
 	"task_struct.real_parent", "task_struct.group_leader", "task_struct.stack",
 	"mm_struct.exe_file", "mm_struct.start_code", "mm_struct.end_code", "file.f_path",
 	"path.dentry", "dentry.d_name", "qstr.name", "thread_size", "pt_regs.size", "mm_struct.pgd",
+	"dentry.d_parent", "vm_area_struct.vm_start", "vm_area_struct.vm_end",
+	"vm_area_struct.vm_mm", "vm_area_struct.vm_flags", "vm_area_struct.vm_pgoff",
+	"vm_area_struct.vm_file", "vm_exec", "page_shift",
 };
 static int64_t off[O_N];
 
@@ -324,6 +329,79 @@ void on_exec_done(unsigned vcpu, void *ud)
 	struct regs r = { .have = 0 };
 	uaccess_learn(t, &r);
 	task_need_map(t, vcpu, hook_time(vcpu, ud));
+}
+
+/* The mappings a recorded process makes after its exec (the loader mapping shared
+ * libraries, dlopen): perf_event_mmap(vma) is the kernel's own announcement of every new
+ * mapping, so its entry is hooked and the executable, file-backed ones are written as
+ * MMAP2 with the file's path. The program's own image is announced from mm->exe_file
+ * (task_need_map) and skipped here; anonymous and special mappings ([vdso]) carry no
+ * file. Without the vm_area_struct offsets (an older offsets file) this is off. */
+bool task_can_map(void)
+{
+	for (int i = O_DPARENT; i < O_N; i++)
+		if (off[i] < 0)
+			return false;
+	return off[O_EXE] >= 0 && off[O_FPATH] >= 0 && off[O_DENTRY] >= 0 && off[O_DNAME] >= 0 &&
+	       off[O_QNAME] >= 0;
+}
+
+/* the absolute path of a dentry: names up to the root (a dentry that is its own parent) */
+static bool dentry_path(uint64_t dentry, char *buf, size_t len)
+{
+	char parts[16][64];
+	int n = 0;
+	while (n < 16) {
+		uint64_t parent = 0, name = 0;
+		if (!gread64(dentry + off[O_DPARENT], &parent) || !parent)
+			return false;
+		if (parent == dentry)
+			break;
+		if (!gread64(dentry + off[O_DNAME] + off[O_QNAME], &name) || !name ||
+		    !gread(name, parts[n], 63))
+			return false;
+		parts[n][63] = 0;
+		n++;
+		dentry = parent;
+	}
+	if (n == 16 || n == 0)
+		return false;
+	size_t o = 0;
+	buf[0] = 0;
+	for (int i = n - 1; i >= 0 && o < len; i--)
+		o += (size_t)snprintf(buf + o, len - o, "/%s", parts[i]);
+	return o < len;
+}
+
+uint64_t n_maps_unnamed;
+
+void on_mmap(unsigned vcpu, void *ud)
+{
+	struct task *t = vcpus[vcpu].task;
+	if (!t || !t->announced || !count_started())
+		return;
+	struct regs r = { 0 };
+	uint64_t vma = reg(&r, opt.isa->r_arg0);
+	uint64_t start, end, mm, flags, pgoff, file, exe = 0, dentry;
+	if (!gread64(vma + off[O_VM_FILE], &file) || !file ||
+	    !gread64(vma + off[O_VM_FLAGS], &flags) || !(flags & (uint64_t)off[O_VM_EXEC]))
+		return;
+	if (!gread64(vma + off[O_VM_START], &start) || !gread64(vma + off[O_VM_END], &end) ||
+	    !gread64(vma + off[O_VM_MM], &mm) || !gread64(vma + off[O_VM_PGOFF], &pgoff) ||
+	    end <= start) {
+		n_maps_unnamed++;
+		return;
+	}
+	if (mm && gread64(mm + off[O_EXE], &exe) && exe == file)
+		return;
+	char path[512];
+	if (!gread64(file + off[O_FPATH] + off[O_DENTRY], &dentry) || !dentry ||
+	    !dentry_path(dentry, path, sizeof(path))) {
+		n_maps_unnamed++;
+		return;
+	}
+	out_mmap2(t, start, end - start, pgoff << off[O_PAGE_SHIFT], path, hook_time(vcpu, ud),
+		  vcpu);
 }
 
 uint64_t task_pt_regs(const struct task *t)
