@@ -11,6 +11,7 @@ and every .deb against the index's. Nothing unverified is unpacked.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import lzma
 import os
@@ -20,6 +21,7 @@ import subprocess
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from .protocol import LabError
@@ -131,3 +133,33 @@ def unpack(debs: list[Path], dest: Path) -> None:
 def staging(parent: Path) -> Path:
     parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=".unpack-", dir=parent))
+
+
+STAMP = ".packages"     # in a made root: 'name version release file' per package
+
+
+def made_root(d: Path, deb_arch: str, packages: list[str], cache: Path,
+              lay_out: Callable[[Path, Path], None]) -> Path:
+    """The folder d, made once from Debian's packages: fetched and verified into cache,
+    unpacked, and laid out by lay_out(unpacked, root); STAMP names what it came from. Made
+    beside d and renamed into place (whole or not at all); concurrent runs make it once."""
+    if (d / STAMP).is_file():
+        return d
+    d.parent.mkdir(parents=True, exist_ok=True)
+    with open(d.parent / f".{d.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (d / STAMP).is_file():
+            return d
+        got = fetch(deb_arch, packages, cache)
+        work = staging(d.parent)
+        try:
+            unpack([deb for _, _, deb in got], work / "deb")
+            lay_out(work / "deb", work / "root")
+            (work / "root" / STAMP).write_text(
+                "".join(f"{name} {ver} {RELEASE} {deb.name}\n" for name, ver, deb in got))
+            if d.exists():
+                shutil.rmtree(d)
+            (work / "root").rename(d)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return d

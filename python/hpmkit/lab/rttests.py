@@ -8,7 +8,6 @@ arguments are data: data/lab/rt-tests.tsv.
 """
 from __future__ import annotations
 
-import fcntl
 import shutil
 from pathlib import Path
 
@@ -19,7 +18,7 @@ PACKAGES = ("rt-tests", "libc6", "libnuma1", "libgcc-s1")
 TRIPLET = {"riscv64": "riscv64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
 LOADER = {"riscv64": "ld-linux-riscv64-lp64d.so.1", "aarch64": "ld-linux-aarch64.so.1"}
 TABLE = guest.ROOT / "data" / "lab" / "rt-tests.tsv"
-STAMP = ".packages"
+STAMP = debian.STAMP
 
 
 def workloads(table: Path = TABLE) -> dict[str, list[str]]:
@@ -36,29 +35,9 @@ def _is_elf(p: Path) -> bool:
 def root(arch: str) -> Path:
     """The unpacked root for arch (downloaded and verified the first time)."""
     guest.check_arch(arch)
-    base = guest.CACHE / "rt-tests"
-    d = base / arch
-    if (d / STAMP).is_file():
-        return d
-    base.mkdir(parents=True, exist_ok=True)
-    with open(base / f".{arch}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)      # two suite runs at once unpack once
-        if (d / STAMP).is_file():
-            return d
-        got = debian.fetch(debian.DEB_ARCH[arch], list(PACKAGES),
-                           guest.CACHE / "debian" / debian.DEB_ARCH[arch])
-        work = debian.staging(base)
-        try:
-            debian.unpack([deb for _, _, deb in got], work / "deb")
-            _lay_out(arch, work / "deb", work / "root")
-            (work / "root" / STAMP).write_text(
-                "".join(f"{name} {ver} {debian.RELEASE} {deb.name}\n" for name, ver, deb in got))
-            if d.exists():
-                shutil.rmtree(d)
-            (work / "root").rename(d)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return d
+    return debian.made_root(guest.CACHE / "rt-tests" / arch, debian.DEB_ARCH[arch],
+                            list(PACKAGES), guest.CACHE / "debian" / debian.DEB_ARCH[arch],
+                            lambda deb, out: _lay_out(arch, deb, out))
 
 
 def _lay_out(arch: str, deb: Path, root: Path) -> None:

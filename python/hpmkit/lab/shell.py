@@ -9,7 +9,6 @@ guest only when asked for, so the guest of every other run stays as it was.
 """
 from __future__ import annotations
 
-import fcntl
 import shutil
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from . import debian, guest
 from .protocol import LabError
 
 PACKAGE = "busybox-static"
-STAMP = ".packages"
+STAMP = debian.STAMP
 
 
 def base() -> Path:
@@ -28,36 +27,19 @@ def base() -> Path:
 def root(arch: str) -> Path:
     """The unpacked root for arch (downloaded and verified the first time)."""
     guest.check_arch(arch)
-    d = base() / arch
-    if (d / STAMP).is_file():
-        return d
-    base().mkdir(parents=True, exist_ok=True)
-    with open(base() / f".{arch}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)     # two runs at once unpack once
-        if (d / STAMP).is_file():
-            return d
-        got = debian.fetch(debian.DEB_ARCH[arch], [PACKAGE],
-                           guest.CACHE / "debian" / debian.DEB_ARCH[arch])
-        work = debian.staging(base())
-        try:
-            debian.unpack([deb for _, _, deb in got], work / "deb")
-            found = [p for p in (work / "deb" / "usr" / "bin" / "busybox",
-                                 work / "deb" / "bin" / "busybox") if p.is_file()]
-            if not found:
-                raise LabError(f"{PACKAGE} for {arch} holds no busybox program")
-            prog = found[0]
-            (work / "root" / "bin").mkdir(parents=True)
-            for name in ("busybox", "sh"):
-                shutil.copyfile(prog, work / "root" / "bin" / name)
-                (work / "root" / "bin" / name).chmod(0o755)
-            (work / "root" / STAMP).write_text(
-                "".join(f"{name} {ver} {debian.RELEASE} {deb.name}\n" for name, ver, deb in got))
-            if d.exists():
-                shutil.rmtree(d)
-            (work / "root").rename(d)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return d
+    return debian.made_root(base() / arch, debian.DEB_ARCH[arch], [PACKAGE],
+                            guest.CACHE / "debian" / debian.DEB_ARCH[arch], _lay_out)
+
+
+def _lay_out(deb: Path, root: Path) -> None:
+    """bin/busybox and bin/sh, the same program (busybox picks the applet by its name)."""
+    found = [p for p in (deb / "usr" / "bin" / "busybox", deb / "bin" / "busybox") if p.is_file()]
+    if not found:
+        raise LabError(f"{PACKAGE} holds no busybox program")
+    (root / "bin").mkdir(parents=True)
+    for name in ("busybox", "sh"):
+        shutil.copyfile(found[0], root / "bin" / name)
+        (root / "bin" / name).chmod(0o755)
 
 
 def wrap(argv: list[str]) -> list[str]:
