@@ -151,14 +151,7 @@ def test_bti_stubs_in_a_pie(tmp_path):
 def test_undecodable_stubs_use_binutils_rule(tmp_path, name):
     """Stubs that do not decode (here: zeroed) fall back to binutils' rule, relocation i at
     .plt + 32 + i * stub size, which for these bfd-linked fixtures is the decoded layout."""
-    src = DATA / "bin" / name
-    raw = bytearray(src.read_bytes())
-    with open(src, "rb") as fh:
-        plt = ELFFile(fh).get_section_by_name(".plt")
-        off, size = plt["sh_offset"], plt["sh_size"]
-    raw[off:off + size] = bytes(size)
-    f = tmp_path / name
-    f.write_bytes(bytes(raw))
+    f = make_golden.zeroed_plt(DATA / "bin" / name, tmp_path / name)
     assert ours(f) == [(a, n) for a, n, _ in committed(name)]
 
 
@@ -208,23 +201,6 @@ def test_system_objects_equal_objdump(path):
     gold = make_golden.golden(str(p), "objdump")
     assert objdump_labels(p, "objdump") == {a: o for a, _, o in gold}
     assert ours(p) == [(a, n) for a, n, _ in gold]
-
-
-@pytest.mark.parametrize("static", ["-static", "-static-pie"])
-def test_static_program(tmp_path, static):
-    """A static program's PLT holds only IRELATIVE slots (libc's IFUNCs: strlen, memcpy...),
-    named after the IFUNC as perf >= 6.3 does; objdump labels none (no dynamic symbols),
-    so the reference is make_golden's reading of the disassembly and readelf."""
-    exe = tmp_path / "static"
-    p = subprocess.run(["gcc", "-O1", static, "-o", exe, DATA / "plt_loop.c"],
-                       capture_output=True, text=True)
-    if p.returncode:
-        pytest.skip(f"no static libc: {p.stderr.strip()[:200]}")
-    gold = make_golden.golden(str(exe), "objdump")
-    assert len(gold) > 3 and all(not n.startswith("*ABS*") for _, n, _ in gold)
-    assert ours(exe) == [(a, n) for a, n, _ in gold]
-    subprocess.run(["strip", "-s", exe], check=True)   # no symbols: objdump's *ABS* form
-    assert ours(exe) == [(a, o) for a, _, o in gold]
 
 
 @pytest.mark.parametrize("arch", ["aarch64", "riscv64"])

@@ -24,6 +24,20 @@ OBJDUMP = {62: "x86_64-linux-gnu-objdump", 183: "aarch64-linux-gnu-objdump",
 SECTIONS = (".plt", ".plt.sec", ".plt.bnd", ".plt.got")
 
 
+def zeroed_plt(src, dst):
+    """A copy of src at dst with its .plt section's bytes zeroed (stubs that do not decode:
+    the fallback to binutils' rule); returns dst."""
+    from elftools.elf.elffile import ELFFile
+    raw = bytearray(open(src, "rb").read())
+    with open(src, "rb") as fh:
+        plt = ELFFile(fh).get_section_by_name(".plt")
+        off, size = plt["sh_offset"], plt["sh_size"]
+    raw[off:off + size] = bytes(size)
+    with open(dst, "wb") as out:
+        out.write(bytes(raw))
+    return dst
+
+
 def machine(path: str) -> int:
     with open(path, "rb") as f:
         return int.from_bytes(f.read(20)[18:20], "little")
