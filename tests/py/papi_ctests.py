@@ -1,13 +1,16 @@
-"""PAPI's own C tests (ctests) built unchanged against libhpm-papi, for test_papi_compat.py.
+"""PAPI's own C tests built unchanged against libhpm-papi, for test_papi_compat.py: the
+ctests, the validation programs (validation_tests/) and the perf_event component's tests
+(components/perf_event/tests/).
 
 The sources come from Debian's papi-examples package (built from the Debian source package
-`papi` 7.0.0-2: src/ctests, src/testlib and src/validation_tests, files identical to the
-source package's). `apt-get download` fetches the pinned version into .cache/papi; nothing
-of PAPI is committed. The tests are built with PAPI's own recipes (ctests/Makefile, which
-is PAPI's Makefile.target + Makefile.recipies), with only the configuration variables
-set on make's command line, the way PAPI's configure would: compiler, flags, where the
-test library and papi.h are, and PAPILIB = libhpm-papi (or Debian's libpapi, for the
-reference column).
+`papi` 7.0.0-2: src/ctests, src/testlib, src/validation_tests and src/components, files
+identical to the source package's). `apt-get download` fetches the pinned version into
+.cache/papi; nothing of PAPI is committed. Each set is built with its own Makefile
+(ctests/Makefile, which is PAPI's Makefile.target + Makefile.recipies;
+validation_tests/Makefile; components/perf_event/tests/Makefile with
+Makefile_comp_tests.target), with only the configuration variables set on make's command
+line, the way PAPI's configure would: compiler, flags, where the test library and papi.h
+are, and PAPILIB = libhpm-papi (or Debian's libpapi, for the reference column).
 """
 from __future__ import annotations
 
@@ -65,13 +68,34 @@ def examples() -> Path:
     return out / EXAMPLES
 
 
-def excluded(ex: Path) -> set[str]:
+@dataclass(frozen=True)
+class Suite:
+    """One set of PAPI's test programs: its folder in the examples, the Makefile variable
+    that lists its programs, and the folder it is put in in a lab guest."""
+    name: str
+    folder: str
+    var: str
+    guest: str
+
+
+SUITES = {
+    "ctests": Suite("ctests", "ctests", "_ALL", "papi-ctests"),
+    # validation_tests/Makefile: every program of ALL (memleak_check is a utility, not in ALL)
+    "validation_tests": Suite("validation_tests", "validation_tests", "ALL", "papi-vtests"),
+    # the perf_event component's own tests (components/perf_event/tests/Makefile's TESTS;
+    # event_name_lib.c is a helper they link)
+    "perf_event": Suite("perf_event", "components/perf_event/tests", "TESTS", "papi-petests"),
+}
+
+
+def excluded(ex: Path, suite: str = "ctests") -> set[str]:
     """Programs PAPI's own run_tests.sh does not run (helpers, MPI, known-broken)."""
+    prefix = SUITES[suite].folder + "/"
     names = set()
     for line in (ex / "run_tests_exclude.txt").read_text().splitlines():
         line = line.strip()
-        if line.startswith("ctests/"):
-            names.add(line.split("/", 1)[1])
+        if line.startswith(prefix):
+            names.add(line[len(prefix):])
     return names
 
 
@@ -83,35 +107,49 @@ class Build:
     missing: dict[str, list[str]] = field(default_factory=dict)
     # test -> first error line, for failures that are not missing PAPI calls
     other: dict[str, str] = field(default_factory=dict)
+    suite: str = "ctests"
+
+    @property
+    def bin(self) -> Path:
+        """The folder the programs are built (and run) in."""
+        return self.dir / SUITES[self.suite].folder
 
 
-def targets(ex: Path) -> list[str]:
-    """Every program of ctests/Makefile's ALL (MPI left out: no MPI compiler)."""
-    mk = (ex / "ctests" / "Makefile").read_text()
+def targets(ex: Path, suite: str = "ctests") -> list[str]:
+    """Every program the suite's Makefile builds (ctests: its ALL, MPI left out: no MPI
+    compiler; validation_tests: ALL; perf_event: TESTS)."""
+    s = SUITES[suite]
+    mk = (ex / s.folder / "Makefile").read_text()
     var = {}
     for m in re.finditer(r"^(\w+)\s*=\s*((?:.*\\\n)*.*)$", mk, re.M):
         var[m.group(1)] = m.group(2).replace("\\\n", " ")
-    groups = re.findall(r"\$\((\w+)\)", var["_ALL"])
-    names = []
-    for g in groups:
-        for n in var.get(g, "").split():
-            if not n.startswith("$(") and n not in names:
-                names.append(n)
+    names: list[str] = []
+
+    def expand(v: str):
+        for word in var.get(v, "").split():
+            ref = re.fullmatch(r"\$\((\w+)\)", word)
+            if ref:
+                if v == s.var:  # groups of programs (ctests' _ALL); deeper: not programs
+                    expand(ref.group(1))
+            elif not word.startswith("$(") and word not in names:
+                names.append(word)
+
+    expand(s.var)
     return names
 
 
-def build(kind: str, cc: str, papilib: list[Path], ldflags: list[str], outdir: Path,
-          include: Path | None) -> Build:
-    """Build every ctest into outdir with PAPI's recipes. kind names the build in errors;
-    include is the folder holding papi.h (None: the system's)."""
+def _prepare(kind: str, cc: str, outdir: Path, include: Path | None, subs: list[str]):
+    """Copy the sources into outdir and build PAPI's test library (testlib) there, as its
+    Makefile would. Returns (cc_c, cflags, testlib folder, validation_tests folder)."""
     ex = examples()
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
-    for sub in ("ctests", "testlib", "validation_tests"):
-        shutil.copytree(ex / sub, outdir / sub)
+    for sub in ("testlib", "validation_tests", *subs):
+        if not (outdir / sub).exists():
+            shutil.copytree(ex / sub, outdir / sub)
     inc = [f"-I{include}"] if include else []
     cflags = ["-g", "-O1", "-Wall", "-Wextra", *inc]
-    tl, vt, ct = outdir / "testlib", outdir / "validation_tests", outdir / "ctests"
+    tl, vt = outdir / "testlib", outdir / "validation_tests"
 
     def cc_c(src: Path, out: Path, extra: list[str], incs: list[str]):
         p = subprocess.run([cc, *incs, *cflags, *extra, "-c", "-o", str(out), str(src)],
@@ -123,10 +161,40 @@ def build(kind: str, cc: str, papilib: list[Path], ldflags: list[str], outdir: P
         cc_c(tl / f"{name}.c", tl / f"{name}.o", [opt] if opt else [], ["-I.", f"-I{tl}"])
     ar = cc.replace("gcc", "ar") if cc.endswith("gcc") else "ar"
     subprocess.run([ar, "rc", str(tl / "libtestlib.a"), str(tl / "test_utils.o")], check=True)
+    return cc_c, cflags, tl, vt
+
+
+def _make(b: Build, names: list[str], config: list[str]) -> Build:
+    """make -k the programs in b.bin with configure's variables; sort out what did not
+    build: missing PAPI calls (link errors), or else the first compiler error."""
+    where = b.bin
+    p = subprocess.run(["make", "-k", "-j2", "-C", str(where), *config, *names],
+                       capture_output=True, text=True)
+    (b.dir / f"build-{b.suite}.log").write_text(p.stdout + p.stderr)
+    for n in names:
+        if (where / n).is_file() and os.access(where / n, os.X_OK):
+            b.built.append(n)
+            continue
+        # make it alone to read its own errors
+        one = subprocess.run(["make", "-C", str(where), *config, n], capture_output=True, text=True)
+        text = one.stdout + one.stderr
+        miss = sorted(set(re.findall(r"undefined reference to `(\w+)'", text)))
+        if miss:
+            b.missing[n] = miss
+        else:
+            err = re.search(r"(?m)error: (.*)$", text)
+            b.other[n] = err.group(1) if err else f"not built (see build-{b.suite}.log)"
+    return b
+
+
+def build(kind: str, cc: str, papilib: list[Path], ldflags: list[str], outdir: Path,
+          include: Path | None) -> Build:
+    """Build every ctest into outdir with PAPI's recipes. kind names the build in errors;
+    include is the folder holding papi.h (None: the system's)."""
+    ex = examples()
+    cc_c, cflags, tl, vt = _prepare(kind, cc, outdir, include, ["ctests"])
     for name in VALIDATION:
         cc_c(vt / f"{name}.c", vt / f"{name}.o", ["-O1"], [f"-I{vt}", f"-I{tl}"])
-
-    names = targets(ex)
     config = [
         f"CC={cc}", f"CC_R={cc} -pthread", f"CFLAGS={' '.join(cflags)}", "OMPCFLGS=-fopenmp",
         f"INCLUDE=-I. -I{tl} -I{vt}", f"testlibdir={tl}", f"TESTLIB={tl / 'libtestlib.a'}",
@@ -135,26 +203,31 @@ def build(kind: str, cc: str, papilib: list[Path], ldflags: list[str], outdir: P
         f"TESTCYCLES={vt / 'busy_work.o'}", f"DISPLAYERROR={vt / 'display_error.o'}",
         f"PAPILIB={' '.join(str(p) for p in papilib)}", f"LDFLAGS={' '.join(ldflags)}",
     ]
-    p = subprocess.run(["make", "-k", "-j2", "-C", str(ct), *config, *names], capture_output=True,
-                       text=True)
-    log = p.stdout + p.stderr
-    (outdir / "build.log").write_text(log)
-    b = Build(outdir)
-    for n in names:
-        if (ct / n).is_file() and os.access(ct / n, os.X_OK):
-            b.built.append(n)
-            continue
-        # make it alone to read its own errors: the PAPI calls the link misses, or else
-        # the first compiler error
-        one = subprocess.run(["make", "-C", str(ct), *config, n], capture_output=True, text=True)
-        text = one.stdout + one.stderr
-        miss = sorted(set(re.findall(r"undefined reference to `(\w+)'", text)))
-        if miss:
-            b.missing[n] = miss
-        else:
-            err = re.search(r"(?m)error: (.*)$", text)
-            b.other[n] = err.group(1) if err else "not built (see build.log)"
-    return b
+    return _make(Build(outdir, suite="ctests"), targets(ex, "ctests"), config)
+
+
+def build_suite(suite: str, kind: str, cc: str, papilib: list[Path], ldflags: list[str],
+                outdir: Path, include: Path | None) -> Build:
+    """Build the programs of validation_tests/ or components/perf_event/tests/ into outdir
+    with their own Makefiles, configure's variables on make's command line (as build()
+    does for the ctests). The component Makefile includes ../../Makefile_comp_tests.target,
+    which PAPI's install renames to components/Makefile_comp_tests: it gets its name back."""
+    if suite == "ctests":
+        return build(kind, cc, papilib, ldflags, outdir, include)
+    ex = examples()
+    s = SUITES[suite]
+    _, cflags, tl, _ = _prepare(kind, cc, outdir, include, [s.folder])
+    if suite == "perf_event":
+        shutil.copy(ex / "components" / "Makefile_comp_tests",
+                    outdir / "components" / "Makefile_comp_tests.target")
+    lib = f"PAPILIB={' '.join(str(p) for p in papilib)}"
+    config = [f"CC={cc}", f"CC_R={cc} -pthread", f"CFLAGS={' '.join(cflags)}", lib,
+              f"LDFLAGS={' '.join(ldflags)}", f"testlibdir={tl}"]
+    if suite == "validation_tests":
+        config += [f"INCLUDE=-I. -I{tl}", f"TESTLIB={tl / 'libtestlib.a'}"]
+    else:  # Makefile_comp_tests.target's variables
+        config += [f"INCLUDE=-I. -I{tl}", f"UTILOBJS={tl / 'libtestlib.a'}"]
+    return _make(Build(outdir, suite=suite), targets(ex, suite), config)
 
 
 STATUS = re.compile(r"(PASSED with WARNING|PASSED|FAILED|SKIPPED)")
@@ -189,7 +262,7 @@ def run_native(b: Build, names: list[str], timeout: float = 120, env: dict | Non
     full_env.pop("HPM_PMU", None)
     for n in names:
         with tempfile.TemporaryFile() as out:
-            p = subprocess.Popen([f"./{n}", "TESTS_QUIET"], cwd=b.dir / "ctests", env=full_env,
+            p = subprocess.Popen([f"./{n}", "TESTS_QUIET"], cwd=b.bin, env=full_env,
                                  stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                  start_new_session=True)
             try:
@@ -227,8 +300,9 @@ HELPERS = ("burn", "attach_target")
 
 def run_lab(arch: str, b: Build, names: list[str], batch_bytes: int = 40 << 20,
             per_test: float = 120):
-    """Run ctests in the lab guest, a few boots' worth at a time (stripped static binaries
-    in /papi-ctests, run by papi-ctest-run). Returns {name: (status, output)}."""
+    """Run a suite's programs in the lab guest, a few boots' worth at a time (stripped static
+    binaries in /papi-ctests, /papi-vtests or /papi-petests, run by papi-ctest-run).
+    Returns {name: (status, output)}."""
     from hpmkit.lab import guest
     strip = f"{arch}-linux-gnu-strip"
     staged = b.dir / "staged"
@@ -237,10 +311,11 @@ def run_lab(arch: str, b: Build, names: list[str], batch_bytes: int = 40 << 20,
 
     def stripped(n: str) -> bytes:
         out = staged / n
-        subprocess.run([strip, "-o", str(out), str(b.dir / "ctests" / n)], check=True)
+        subprocess.run([strip, "-o", str(out), str(b.bin / n)], check=True)
         return out.read_bytes()
 
-    helpers = {f"papi-ctests/{h}": stripped(h) for h in HELPERS if (b.dir / "ctests" / h).exists()}
+    folder = SUITES[b.suite].guest
+    helpers = {f"{folder}/{h}": stripped(h) for h in HELPERS if (b.bin / h).exists()}
     res: dict[str, tuple[str, str]] = {}
     run_lab.seconds = {}
     todo = list(names)
@@ -249,10 +324,10 @@ def run_lab(arch: str, b: Build, names: list[str], batch_bytes: int = 40 << 20,
         while todo and (not chunk or size < batch_bytes):
             n = todo.pop(0)
             data = stripped(n)
-            add[f"papi-ctests/{n}"] = data
+            add[f"{folder}/{n}"] = data
             size += len(data)
             chunk.append(n)
-        r = guest.run(arch, ["papi-ctest-run", "/papi-ctests", *chunk], add=add,
+        r = guest.run(arch, ["papi-ctest-run", f"/{folder}", *chunk], add=add,
                       env={"PAPI_CTEST_TIMEOUT": str(per_test)},
                       timeout=60 + per_test * len(chunk))
         got = parse_runner(r.stdout.decode(errors="replace"))

@@ -247,17 +247,19 @@ def ctest_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("papi-ctests")
 
 
-def _native_build(kind: str, where: Path):
+def _native_build(kind: str, where: Path, suite: str = "ctests"):
+    sub = "" if suite == "ctests" else f"-{suite}"
     if kind == "hpm":
         lib = require(SO)
-        return pc.build("native-hpm", "gcc", [lib], [f"-Wl,-rpath,{lib.parent}", "-pthread", "-lm"],
-                        where / "native", INCLUDE)
-    return pc.build("native-debian", "gcc", [Path("-lpapi")], ["-pthread", "-lm"],
-                    where / "native-debian", None)
+        return pc.build_suite(suite, "native-hpm", "gcc", [lib],
+                              [f"-Wl,-rpath,{lib.parent}", "-pthread", "-lm"],
+                              where / f"native{sub}", INCLUDE)
+    return pc.build_suite(suite, "native-debian", "gcc", [Path("-lpapi")], ["-pthread", "-lm"],
+                          where / f"native-debian{sub}", None)
 
 
 def _runnable(ex, b):
-    skip = pc.excluded(ex) | set(pc.HELPERS)
+    skip = pc.excluded(ex, b.suite) | set(pc.HELPERS)
     return [n for n in b.built if n not in skip]
 
 
@@ -297,6 +299,65 @@ def test_ctests_debian_papi_passes_no_test_libhpm_papi_fails(examples, native_re
     theirs = pc.run_native(b, [n for n in _runnable(examples, b) if n in ours])
     worse = [n for n, (s, _) in theirs.items() if s == "PASSED" and ours[n][0] != "PASSED"]
     assert not worse, {n: ours[n][1][-400:] for n in worse}
+
+
+# ---- validation_tests/ and components/perf_event/tests/, natively ------------------------
+# PAPI's validation programs (validation_tests/Makefile's ALL: 25) and the perf_event
+# component's tests (components/perf_event/tests/Makefile's TESTS: 5), built unchanged with
+# their own Makefiles. They use only calls of the subset: every one builds.
+SUITES = ("validation_tests", "perf_event")
+# may fail natively, and the reason the failure must give: flops_validation compares the
+# wall-clock time of two matrix multiplies (the swapped loop order is ~2.5x faster here);
+# a loaded machine can turn that round, whatever library counts
+SUITES_MAY_FAIL_NATIVE = {"flops_validation": "time should be better when swapped"}
+GOLDEN_SUITES_LAB = ROOT / "tests" / "data" / "papi" / "validation-lab.tsv"
+
+
+def _timing_failure(name: str, status: str, out: str) -> bool:
+    reason = SUITES_MAY_FAIL_NATIVE.get(name)
+    return status == "FAILED" and reason is not None and reason in out
+
+
+@pytest.fixture(scope="module")
+def native_suites(examples, ctest_dir):
+    out = {}
+    for suite in SUITES:
+        b = _native_build("hpm", ctest_dir, suite)
+        out[suite] = (b, pc.run_native(b, _runnable(examples, b)))
+    return out
+
+
+def test_validation_and_perf_event_tests_build_unchanged(examples, native_suites):
+    """Every program of both sets builds against libhpm-papi: none needs a call outside
+    the subset."""
+    for suite, (b, _) in native_suites.items():
+        assert not b.other and not b.missing, (suite, b.other, b.missing)
+        assert b.built == pc.targets(examples, suite)
+    assert [len(native_suites[s][0].built) for s in SUITES] == [25, 5]
+
+
+def test_validation_and_perf_event_tests_run_natively(native_suites):
+    """No hardware PMU here: what needs one is SKIPPED (PAPI's own tests skip when a preset
+    cannot be added), nothing fails; the high-level regions validation passes."""
+    res = {n: r for _, (_, rs) in native_suites.items() for n, r in rs.items()}
+    bad = {n: s for n, (s, out) in res.items()
+           if s not in ("PASSED", "SKIPPED") and not _timing_failure(n, s, out)}
+    assert not bad, {n: res[n][1][-600:] for n in bad}
+    assert res["fp_validation_hl"][0] == "PASSED", res["fp_validation_hl"][1][-600:]
+
+
+def test_validation_and_perf_event_debian_papi_passes_no_test_libhpm_papi_fails(
+        examples, native_suites, ctest_dir):
+    """Debian's libpapi runs the same programs here: whatever it passes, libhpm-papi passes."""
+    worse = {}
+    for suite, (_, ours) in native_suites.items():
+        b = _native_build("debian", ctest_dir, suite)
+        assert not b.other and not b.missing, (suite, b.other, b.missing)
+        theirs = pc.run_native(b, [n for n in _runnable(examples, b) if n in ours])
+        worse.update({n: ours[n][1][-400:] for n, (s, _) in theirs.items()
+                      if s == "PASSED" and ours[n][0] != "PASSED"
+                      and not _timing_failure(n, *ours[n])})
+    assert not worse, worse
 
 
 # ---- the lab: hardware counters under -icount -------------------------------------------
@@ -375,12 +436,14 @@ def test_lab_papi_avail_counts_hardware_presets(arch):
     assert re.search(r"^PAPI_TOT_CYC\s+0x8000003b\s+Yes", out, re.M)
 
 
-def _lab_build(arch, where: Path):
+def _lab_build(arch, where: Path, suite: str = "ctests"):
     from hpmkit.lab import guest
     a = BUILD / arch / "lib"
     guest.guest_binaries(arch)  # the guest's cross build (make cross-ARCH, under the lab's lock)
-    return pc.build(arch, f"{arch}-linux-gnu-gcc", [a / "libhpm-papi.a", a / "libhpm.a"],
-                    ["-static", "-pthread", "-lm"], where / arch, INCLUDE)
+    sub = "" if suite == "ctests" else f"-{suite}"
+    return pc.build_suite(suite, arch, f"{arch}-linux-gnu-gcc",
+                          [a / "libhpm-papi.a", a / "libhpm.a"], ["-static", "-pthread", "-lm"],
+                          where / f"{arch}{sub}", INCLUDE)
 
 
 def golden_lab():
@@ -414,6 +477,34 @@ def test_lab_ctests(examples, arch, ctest_dir):
     want = {n: r[arch] for n, r in golden_lab().items() if n in names}
     assert got == want, {n: (got.get(n), want.get(n), res[n][1][-500:] if n in res else "")
                          for n in set(got) | set(want) if got.get(n) != want.get(n)}
+
+
+def golden_suites_lab():
+    """tests/data/papi/validation-lab.tsv: {(suite, program): {arch: status}}."""
+    rows = {}
+    for line in GOLDEN_SUITES_LAB.read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        suite, name, a64, rv = line.split("\t")[:4]
+        rows[(suite, name)] = {"aarch64": a64, "riscv64": rv}
+    return rows
+
+
+def test_lab_validation_and_perf_event_tests(examples, arch, ctest_dir):
+    """PAPI's validation programs and perf_event component tests, built unchanged and static
+    for the guest, run in the lab: exact instruction counts make the validation tests'
+    instruction and branch checks meaningful there. Every result as recorded in
+    tests/data/papi/validation-lab.tsv (the lab is deterministic)."""
+    got, outs = {}, {}
+    for suite in SUITES:
+        b = _lab_build(arch, ctest_dir, suite)
+        assert not b.other and not b.missing, (suite, b.other, b.missing)
+        res = pc.run_lab(arch, b, _runnable(examples, b))
+        for n, (s, out) in res.items():
+            got[(suite, n)], outs[(suite, n)] = s, out
+    want = {k: r[arch] for k, r in golden_suites_lab().items()}
+    assert got == want, {k: (got.get(k), want.get(k), outs.get(k, "")[-500:])
+                         for k in set(got) | set(want) if got.get(k) != want.get(k)}
 
 
 # ---- the overhead benchmark's column ---------------------------------------------------
