@@ -37,7 +37,7 @@ def _weighted_stacks(p: Profile, by: str, comm: bool) -> list[tuple[list[str], i
         import pyarrow.compute as pc
         s = p.samples
         if by == "samples":
-            wcol = pa.array([1] * s.num_rows, pa.int64())
+            wcol = p.sample_counts()    # 1 a row, but a folded line's count
             t = pa.table({"comm": s["comm"], "stack_id": s["stack_id"], "w": wcol})
         elif "value:" + by in s.column_names:
             t = pa.table({"comm": s["comm"], "stack_id": s["stack_id"],
@@ -165,8 +165,9 @@ def speedscope(p: Profile, by: str = "samples") -> str:
     for ev in events:
         import pyarrow.compute as pc
         if by == "samples":
-            sub = s.filter(pc.equal(s["event"], ev))
-            weights = [1] * sub.num_rows
+            keep = pc.equal(s["event"], ev)
+            sub = s.filter(keep)
+            weights = p.sample_counts().filter(keep).to_pylist()
             unit = "none"
         elif "value:" + by in s.column_names:
             sub = s.filter(pc.is_valid(s["value:" + by]))

@@ -53,7 +53,7 @@ def _stack_weights(p: Profile, by: str, comm: bool) -> list[tuple[str | None, in
     s = p.samples
     if by == "samples":
         t = pa.table({"comm": s["comm"], "stack_id": s["stack_id"],
-                      "w": pa.array([1] * s.num_rows, pa.int64())})
+                      "w": p.sample_counts()})
     elif VALUE_PREFIX + by in s.column_names:
         t = pa.table({"comm": s["comm"], "stack_id": s["stack_id"],
                       "w": pc.fill_null(pc.cast(s[VALUE_PREFIX + by], pa.int64()), 0)})

@@ -167,8 +167,7 @@ class Profile:
         samples (by=<sampling event name>), or a group member's deltas (by=<member name>)."""
         s = self.samples
         if by == "samples":
-            w = pa.array([1] * s.num_rows, pa.int64())
-            t = pa.table({"stack_id": s.column("stack_id"), "weight": w})
+            t = pa.table({"stack_id": s.column("stack_id"), "weight": self.sample_counts()})
         elif VALUE_PREFIX + by in s.column_names:
             t = pa.table({"stack_id": s.column("stack_id"),
                           "weight": self._int64(s.column(VALUE_PREFIX + by), VALUE_PREFIX + by)})
@@ -186,6 +185,19 @@ class Profile:
         g = t.group_by("stack_id").aggregate([("weight", "sum")])
         g = pa.table({"stack_id": g.column("stack_id"), "weight": g.column("weight_sum")})
         return g.sort_by("stack_id")
+
+    def sample_counts(self):
+        """How many samples each row stands for: 1, but for the rows of an event whose unit
+        is "samples" (folded stacks), whose period is that count: a folded file of more
+        samples than rows can hold has one row per line (script_ingest.MAX_FOLDED_ROWS)."""
+        s = self.samples
+        counted = [e.get("name") for e in self.meta.get("events") or ()
+                   if isinstance(e, dict) and e.get("unit") == "samples"]
+        if not counted or not s.num_rows:
+            return pa.array([1] * s.num_rows, pa.int64())
+        per = pc.fill_null(self._int64(s.column("period"), "period"), 1)
+        return pc.if_else(pc.is_in(s.column("event"), value_set=pa.array(counted, pa.string())),
+                          per, pa.scalar(1, pa.int64()))
 
     def _int64(self, col, name: str):
         """Weights as int64; a value above 2^63 - 1 (no real count or period is, a damaged
