@@ -18,7 +18,6 @@ the table it names FILE's addresses with ("START END NAME" lines) and exit. Chec
 """
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import struct
@@ -31,13 +30,8 @@ from conftest import HPM, ROOT, require, run
 
 from hpmkit.profile.symbols import open_elf
 
-DATA = ROOT / "tests" / "data" / "plt"
-FIXTURES = sorted(p.name for p in (DATA / "bin").iterdir())
-RT_TESTS = ROOT / ".cache" / "lab" / "rt-tests"
-
-_spec = importlib.util.spec_from_file_location("make_golden", DATA / "make_golden.py")
-make_golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_golden)
+# the fixtures, their objdump-derived lists and hpmkit's names: the Python test's own
+from test_symbols_plt import DATA, FIXTURES, RT_TESTS, committed, make_golden  # noqa: E402
 
 
 def c_symbols(path) -> list[tuple[int, int, str]]:
@@ -58,14 +52,6 @@ def c_plt(path) -> list[tuple[int, int, str]]:
 
 def c_names(path) -> list[tuple[int, str]]:
     return [(a, n) for a, _, n in c_plt(path)]
-
-
-def committed(name: str) -> list[tuple[int, str, str]]:
-    out = []
-    for line in (DATA / "golden" / f"{name}.txt").read_text().splitlines():
-        a, n, o = line.split()
-        out.append((int(a, 16), n, o))
-    return out
 
 
 def objdump_labels(path: Path, objdump: str) -> dict[int, str]:
