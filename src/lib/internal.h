@@ -85,6 +85,8 @@ struct hpm_ctx {
 	struct cpu_ident *ident; /* allocated on detection: keeps the context small */
 	char cpu_id[160];
 	int paranoid_cache;
+	int pmceid_state;  /* 0 not read yet, 1 read, -1 no Arm core PMU events in sysfs */
+	uint64_t pmceid;   /* common events 0x00-0x3f the live PMU lists (pmceid.c) */
 };
 
 int hpm__err(struct hpm_ctx *ctx, int err, const char *fmt, ...)
@@ -118,6 +120,9 @@ struct resolved {
 int names_resolve(struct hpm_ctx *ctx, const char *name, struct resolved *r);
 int names_for_each_generic(hpm_event_cb cb, void *arg);
 /* An event of table t: its own, else an included table's that t does not lack. */
+/* Does the running Arm core's PMU (sysfs, from PMCEID) lack common event code of t, the
+ * CPU's own table? False for other tables, other ISAs and where sysfs does not say. */
+bool ctx_pmu_lacks_common_event(struct hpm_ctx *ctx, const struct evtab *t, uint64_t code);
 struct evtab_event *evtab_find_event(struct hpm_ctx *ctx, struct evtab *t, const char *name,
 				     int depth, struct evtab **owner);
 bool names_is_generic(const char *name);

@@ -210,15 +210,37 @@ static bool alias_available(struct hpm_ctx *ctx, struct evtab *t, const struct e
 	if ((a->target[0] == 'r' || a->target[0] == 'R') && a->target[1] &&
 	    strspn(a->target + 1, "0123456789abcdefABCDEF") == strlen(a->target + 1))
 		return true;
-	if (evtab_find_event(ctx, t, a->target, 0, &owner))
-		return true;
+	struct evtab_event *e = evtab_find_event(ctx, t, a->target, 0, &owner);
+	if (e)
+		return !ctx_pmu_lacks_common_event(ctx, t, e->code);
 	struct evtab_alias *next = table_alias(ctx, t, a->target, 0, &owner);
 	return next && next != a && depth < 4 && alias_available(ctx, t, next, depth + 1);
+}
+
+/* The CPU's table has the event, the live PMU does not implement it. */
+static int not_in_pmu(struct hpm_ctx *ctx, const char *name, const struct evtab_event *e)
+{
+	return hpm__err(ctx, -ENOENT,
+			"'%s' is not implemented by this CPU: its PMU does not list %s (0x%02llx) "
+			"under /sys/bus/event_source/devices/armv8_*/events (PMCEID); raw r%llx "
+			"would open but count nothing",
+			name, e->name, (unsigned long long)e->code, (unsigned long long)e->code);
 }
 
 static int alias_unavailable(struct hpm_ctx *ctx, struct evtab *t, const char *name,
 			     const struct evtab_alias *a)
 {
+	struct evtab *owner;
+	const struct evtab_alias *end = a;
+	for (int hop = 0; hop < 4; hop++) {
+		struct evtab_event *e = evtab_find_event(ctx, t, end->target, 0, &owner);
+		if (e && ctx_pmu_lacks_common_event(ctx, t, e->code))
+			return not_in_pmu(ctx, name, e);
+		const struct evtab_alias *next = e ? NULL : table_alias(ctx, t, end->target, 0, &owner);
+		if (!next || next == end)
+			break;
+		end = next;
+	}
 	struct evtab *by = lacked_by(ctx, t, a->target, 0);
 	if (by)
 		return hpm__err(ctx, -ENOENT,
@@ -468,12 +490,16 @@ static int resolve_base(struct hpm_ctx *ctx, const char *base, struct resolved *
 					"set HPM_PMU=%s if you know better",
 					base, t->pmu, tab ? tab->pmu : "not in any table",
 					hpm_ctx__cpu_id(ctx), t->pmu);
+		if (ctx_pmu_lacks_common_event(ctx, tab, e->code))
+			return not_in_pmu(ctx, base, e);
 		fill(r, PERF_TYPE_RAW, e->code, e->name, owner->pmu, e->desc);
 		return 0;
 	}
 	if (tab) {
 		struct evtab_event *e = evtab_find_event(ctx, tab, base, 0, &owner);
 		if (e) {
+			if (ctx_pmu_lacks_common_event(ctx, tab, e->code))
+				return not_in_pmu(ctx, base, e);
 			fill(r, PERF_TYPE_RAW, e->code, e->name, owner->pmu, e->desc);
 			return 0;
 		}
@@ -648,6 +674,8 @@ static int each_table(struct hpm_ctx *ctx, struct evtab *root, struct evtab *t, 
 	for (int i = 0; i < t->nevents; i++) {
 		if (t != root && evtab_find_event(ctx, root, t->events[i].name, 0, &owner) != &t->events[i])
 			continue;
+		if (ctx_pmu_lacks_common_event(ctx, root, t->events[i].code))
+			continue; /* the live PMU does not implement it (pmceid.c) */
 		struct hpm_event_info info = { t->events[i].name, t->pmu, t->events[i].desc, NULL,
 					       PERF_TYPE_RAW, t->events[i].code };
 		int r = cb(&info, arg);
