@@ -343,6 +343,7 @@ def test_large_folded_counts_in_show_report_and_export(tmp_path):
     p = hpmkit("report", "-i", "big.folded", "--stdio", "-g", "none", "--sort", "sym", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "# Event count (approx.): 100000000" in p.stdout
+    assert "# Samples: 100M of event" in p.stdout       # samples, not the file's 3 lines
     assert re.search(r"60\.00%\s+60\.00%\s+\[\.\] bar", p.stdout)
     assert re.search(r"40\.00%\s+40\.00%\s+\[k\] baz", p.stdout)
     p = hpmkit("profile", "export", "big.folded", "--format", "folded", "--no-comm", cwd=tmp_path)

@@ -225,18 +225,21 @@ class Groups:
 
 def groups(p: Profile, event: str) -> Groups:
     s = p.samples
-    sub = s.filter(pc.equal(s["event"], event))
+    mask = pc.equal(s["event"], event)
+    sub = s.filter(mask)
     n = sub.num_rows
     per = pc.fill_null(sub["period"], 1) if n else sub["period"]
+    # a row of a folded file past the row cap stands for many samples (Profile.sample_counts)
+    weight = p.sample_counts().filter(mask)
     t = pa.table({"stack_id": sub["stack_id"], "comm": sub["comm"], "pid": sub["pid"],
                   "tid": sub["tid"], "cpu": sub["cpu"], "period": pc.cast(per, pa.uint64()),
-                  "row": pa.array(np.arange(n, dtype=np.int64))})
+                  "weight": weight, "row": pa.array(np.arange(n, dtype=np.int64))})
     g = t.group_by(["stack_id", "comm", "pid", "tid", "cpu"], use_threads=False).aggregate(
-        [("period", "sum"), ("row", "count"), ("row", "min")])
+        [("period", "sum"), ("weight", "sum"), ("row", "min")])
     g = g.sort_by([("row_min", "ascending")])
     return Groups(g["stack_id"].to_pylist(), g["comm"].to_pylist(), g["pid"].to_pylist(),
                   g["tid"].to_pylist(), g["cpu"].to_pylist(), g["period_sum"].to_pylist(),
-                  g["row_count"].to_pylist())
+                  g["weight_sum"].to_pylist())
 
 
 def last_comms(p: Profile) -> dict[int, str]:
