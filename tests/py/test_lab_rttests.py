@@ -208,6 +208,28 @@ def test_compare_on_rt_tests_agrees_with_exact_counts(tmp_path):
         assert v["coverage_pct"][0] > 90, (wl, v)
 
 
+@pytest.mark.parametrize("arch", ["riscv64", "aarch64"])
+@pytest.mark.parametrize("w", ["cyclictest", "signaltest"])
+def test_timer_driven_rt_tests_keep_their_own_samples(arch, w):
+    """cyclictest and signaltest (the issue's timer-driven, mostly idle workloads), as
+    bundled: the samples are the workload's own instructions, exact count / period within
+    sampling error, not the guest's idle time, and every sample is of the workload's
+    processes."""
+    from hpmkit.exacttables import read_exact
+    prof = Profile.load(RT / arch / f"{w}.hpmprof")
+    lab = prof.meta["lab"]
+    assert lab["event"] == "instructions"
+    exact = sum(r["insns"] for r in read_exact(RT / arch / f"{w}.exact.tsv"))
+    want = exact / lab["period"]
+    n = prof.samples.num_rows
+    assert abs(n - want) <= 4 * want ** 0.5 + 5, (n, want)
+    assert set(prof.samples.column("comm").to_pylist()) == {w}
+    idle = {"default_idle_call", "arch_cpu_idle", "cpu_startup_entry", "do_idle", "cpu_do_idle"}
+    leaves = [prof.stack_symbols(s)[0] for s in prof.samples.column("stack_id").to_pylist()
+              if prof.stack_symbols(s)]
+    assert sum(f in idle for f in leaves) <= 0.02 * n
+
+
 def test_a_suite_of_the_users_own(tmp_path):
     """`hpmkit lab suite --suite FILE`: the user's own NAME<TAB>COMMAND table, their programs
     brought in by --root (a dynamically linked one) beside hpmkit's own (a static one), both
