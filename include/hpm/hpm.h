@@ -164,10 +164,19 @@ int hpm_evset__check_quirks(struct hpm_evset *set, const struct hpm_value *vals,
 int hpm_evset__nr_metrics(const struct hpm_evset *set);
 /* Returns 0 and sets *value, or -EDOM when undefined (division by zero,
  * an event that never ran), or -ENODATA when the metric needs a fact this
- * machine does not give (#slots: the core PMU has no caps/slots, or 0 there);
- * then hpm_ctx__last_error() says which. */
+ * machine does not give (#slots: the core PMU has no caps/slots, or 0 there),
+ * or -EOPNOTSUPP when it needs an event the kernel would not open here
+ * (hpm_evset__missing); then hpm_ctx__last_error() says which. */
 int hpm_evset__metric(struct hpm_evset *set, int i, const struct hpm_value *vals,
 		      const char **name, const char **unit, double *value);
+
+/* Events the metric groups need that the kernel would not open here (perf stat's
+ * <not supported>: no such event on this PMU or kernel). They are not in the set; the
+ * metrics that need one are unavailable (hpm_evset__metric: -EOPNOTSUPP), the others
+ * count. hpm_evset__missing returns the event's name and, in *why (NULL ok), the
+ * kernel's answer as libhpm explains it. */
+int hpm_evset__nr_missing(const struct hpm_evset *set);
+const char *hpm_evset__missing(const struct hpm_evset *set, int i, const char **why);
 
 /* Evaluate a metric expression over named values (used by tools and tests).
  * lookup is asked for event names and for HPM_EXPR_SLOTS ("#slots", the

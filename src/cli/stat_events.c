@@ -254,7 +254,8 @@ static int add_metrics(struct builder *b, struct hpm_evset *set)
 		char buf[256];
 		snprintf(buf, sizeof(buf), "%s", b->o->metrics[i]);
 		for (char *save, *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
-			int first = hpm_evset__nr(set), r = hpm_evset__add_metric_group(set, g);
+			int first = hpm_evset__nr(set), miss = hpm_evset__nr_missing(set);
+			int r = hpm_evset__add_metric_group(set, g);
 			if (r < 0)
 				return failed(st, 0, r);
 			int n = hpm_evset__nr(set) - first;
@@ -262,6 +263,14 @@ static int add_metrics(struct builder *b, struct hpm_evset *set)
 				if (!new_row(st, hpm_evset__name(set, first + k), first + k, ROW_COUNTED,
 					     NULL))
 					return -1;
+			/* like perf stat -M: an event the kernel refuses is <not supported>, the
+			 * metrics that need it are n/a, the rest count */
+			for (int k = miss; k < hpm_evset__nr_missing(set); k++) {
+				const char *why;
+				const char *name = hpm_evset__missing(set, k, &why);
+				if (!new_row(st, name, -1, ROW_NOT_SUPPORTED, why))
+					return -1;
+			}
 			if (push_op(b, OP_METRIC, g, first, n))
 				return -1;
 		}

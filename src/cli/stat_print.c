@@ -505,7 +505,7 @@ static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
 		if (st->mvalid[i] == st->runs)
 			fprintf(f, " %18.3f %-5s %-28s\n", st->msum[i] / st->runs,
 				strcmp(unit, "-") ? unit : "", name);
-		else if (r == -ENODATA) /* a fact of the machine is missing, not a count */
+		else if (r == -ENODATA || r == -EOPNOTSUPP) /* missing here, not a count */
 			fprintf(f, " %18s %-5s %-28s (%s)\n", "n/a", "", name,
 				hpm_ctx__last_error(st->ctx));
 		else

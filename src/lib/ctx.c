@@ -357,12 +357,36 @@ HPM_API int hpm_ctx__for_each_pmu(struct hpm_ctx *ctx, hpm_pmu_cb cb, void *arg)
 	return 0;
 }
 
-static int metrics_of(struct evtab *t, const char *group, hpm_metric_cb cb, void *arg, int *found)
+struct live_check {
+	struct hpm_ctx *ctx;
+	struct evtab *cpu;
+	bool lacking;
+};
+
+static int lacked_ident(const char *ident, void *arg)
+{
+	struct live_check *lc = arg;
+	if (names_live_lacked(lc->ctx, lc->cpu, ident))
+		lc->lacking = true;
+	return 0;
+}
+
+/* live: this CPU's metrics (cpu is its table), so a metric naming an event the running
+ * core's PMU lacks (pmceid.c) is left out, as an event of it would be; NULL lists the
+ * table as written. */
+static int metrics_of(struct evtab *t, const char *group, hpm_metric_cb cb, void *arg, int *found,
+		      struct live_check *live)
 {
 	for (int i = 0; i < t->nmetrics; i++) {
 		struct evtab_metric *m = &t->metrics[i];
 		if (group && !streq_nocase(group, m->group))
 			continue;
+		if (live && live->cpu) {
+			live->lacking = false;
+			expr_identifiers(m->expr, lacked_ident, live);
+			if (live->lacking)
+				continue;
+		}
 		struct hpm_metric_info mi = { t->pmu, m->group, m->group_desc, m->name, m->unit,
 					      m->expr };
 		(*found)++;
@@ -384,26 +408,30 @@ HPM_API int hpm_ctx__for_each_metric(struct hpm_ctx *ctx, const char *pmu, const
 		if (!t)
 			return hpm__err(ctx, -ENOENT, "no event table for PMU '%s' (hpm list --pmus)",
 					pmu);
-		r = metrics_of(t, group, cb, arg, &found);
+		r = metrics_of(t, group, cb, arg, &found, NULL);
 	} else {
 		/* the CPU's own table first: its groups override generic ones of the same name;
 		 * the table event names resolve in (HPM_PMU wins over detection), so a forced
 		 * table's metrics name events that resolve */
 		struct evtab *cpu = ctx_active_table(ctx);
 		struct evtab *g = ctx_find_table(ctx, "generic");
+		struct live_check live = { ctx, cpu, false };
 		bool own = false;
 		if (cpu) {
-			r = metrics_of(cpu, group, cb, arg, &found);
+			r = metrics_of(cpu, group, cb, arg, &found, &live);
 			own = found > 0;
 			for (int k = 0; !r && !own && k < cpu->nincludes; k++) {
 				struct evtab *inc = ctx_find_table(ctx, cpu->includes[k]);
 				if (inc)
-					r = metrics_of(inc, group, cb, arg, &found);
+					r = metrics_of(inc, group, cb, arg, &found, &live);
 				own = found > 0;
 			}
 		}
+		/* a group of the CPU's table whose every metric needs an event this core lacks
+		 * gives way to the generic group of that name (perf's events: the kernel says
+		 * what it cannot count) */
 		if (!r && g && !(group && own))
-			r = metrics_of(g, group, cb, arg, &found);
+			r = metrics_of(g, group, cb, arg, &found, NULL);
 	}
 	if (r)
 		return r;

@@ -69,6 +69,13 @@ struct hpm_evset {
 	uint64_t *buf; /* group read buffer */
 	size_t buflen;
 	long pagesize;
+	/* events metrics need that the kernel would not open for this machine (perf stat's
+	 * <not supported>): the metrics that use one are unavailable, the rest count */
+	struct missing {
+		char name[128];
+		char why[400];
+	} *miss;
+	int nmiss;
 };
 
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
@@ -165,6 +172,7 @@ HPM_API void hpm_evset__delete(struct hpm_evset *s)
 		free(s->met[i].expr);
 	}
 	free(s->met);
+	free(s->miss);
 	free(s->ev);
 	free(s->grp);
 	if (s->cpus != &s->cpu_one)
@@ -472,6 +480,22 @@ static int find_event(const struct hpm_evset *s, const char *base)
 	return -1;
 }
 
+static int find_missing(const struct hpm_evset *s, const char *name)
+{
+	for (int i = 0; i < s->nmiss; i++)
+		if (streq_nocase(s->miss[i].name, name))
+			return i;
+	return -1;
+}
+
+/* The kernel's answers perf stat shows as <not supported>: no such event on this PMU or
+ * kernel (not a permission, not a resource limit). */
+static bool open_unsupported(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV || err == -ENXIO ||
+	       err == -ENOSYS || err == -EINVAL;
+}
+
 struct mg_collect {
 	struct hpm_evset *s;
 	int nmet;
@@ -488,10 +512,19 @@ static int add_metric_event(const char *ident, void *arg)
 		return ret;
 	char base[128];
 	snprintf(base, sizeof(base), "%s", r.canon);
-	if (find_event(s, base) >= 0)
+	if (find_event(s, base) >= 0 || find_missing(s, base) >= 0)
 		return 0;
 	ret = add_one(s, ident, false);
-	return ret < 0 ? ret : 0;
+	if (ret >= 0 || !open_unsupported(ret))
+		return ret < 0 ? ret : 0;
+	struct missing *m = realloc(s->miss, sizeof(*m) * (size_t)(s->nmiss + 1));
+	if (!m)
+		return -ENOMEM;
+	s->miss = m;
+	m = &s->miss[s->nmiss++];
+	copy_str(m->name, sizeof(m->name), base);
+	copy_str(m->why, sizeof(m->why), hpm_ctx__last_error(s->ctx));
+	return 0;
 }
 
 static int collect_metric(const struct hpm_metric_info *mi, void *arg)
@@ -752,6 +785,7 @@ HPM_API int hpm_evset__nr_metrics(const struct hpm_evset *s)
 struct lookup_arg {
 	const struct hpm_evset *s;
 	const struct hpm_value *vals;
+	int missing; /* the missing event a metric needed (find_missing), or -1 */
 };
 
 static int metric_lookup(const char *name, double *value, void *arg)
@@ -765,10 +799,17 @@ static int metric_lookup(const char *name, double *value, void *arg)
 		return 0;
 	}
 	int idx = find_event(la->s, name);
-	if (idx < 0 && names_resolve(la->s->ctx, name, &r) == 0)
+	bool resolved = idx < 0 && names_resolve(la->s->ctx, name, &r) == 0;
+	if (resolved)
 		idx = find_event(la->s, r.canon);
-	if (idx < 0)
+	if (idx < 0) {
+		int mi = find_missing(la->s, resolved ? r.canon : name);
+		if (mi >= 0) {
+			la->missing = mi;
+			return -EOPNOTSUPP;
+		}
 		return -ENOENT;
+	}
 	if (!la->vals[idx].running)
 		return -EDOM;
 	*value = la->vals[idx].scaled;
@@ -784,7 +825,7 @@ HPM_API int hpm_evset__metric(struct hpm_evset *s, int i, const struct hpm_value
 		*name = s->met[i].name;
 	if (unit)
 		*unit = s->met[i].unit;
-	struct lookup_arg la = { s, vals };
+	struct lookup_arg la = { s, vals, -1 };
 	double v = 0;
 	int r = hpm_expr__eval(s->met[i].expr, metric_lookup, &la, &v);
 	if (r == 0 && value)
@@ -792,7 +833,24 @@ HPM_API int hpm_evset__metric(struct hpm_evset *s, int i, const struct hpm_value
 	if (r == -ENODATA)
 		return hpm__err(s->ctx, r, "needs #slots, the core's issue width: %s",
 				s->slots_why);
+	if (r == -EOPNOTSUPP && la.missing >= 0)
+		return hpm__err(s->ctx, r, "needs %s, which this machine cannot count",
+				s->miss[la.missing].name);
 	return r;
+}
+
+HPM_API int hpm_evset__nr_missing(const struct hpm_evset *s)
+{
+	return s ? s->nmiss : 0;
+}
+
+HPM_API const char *hpm_evset__missing(const struct hpm_evset *s, int i, const char **why)
+{
+	if (!s || i < 0 || i >= s->nmiss)
+		return NULL;
+	if (why)
+		*why = s->miss[i].why;
+	return s->miss[i].name;
 }
 
 const struct perf_event_attr *evset_attr(const struct hpm_evset *s, int idx)

@@ -123,6 +123,9 @@ int names_for_each_generic(hpm_event_cb cb, void *arg);
 /* Does the running Arm core's PMU (sysfs, from PMCEID) lack common event code of t, the
  * CPU's own table? False for other tables, other ISAs and where sysfs does not say. */
 bool ctx_pmu_lacks_common_event(struct hpm_ctx *ctx, const struct evtab *t, uint64_t code);
+/* The event of table t that name stands for (itself or through aliases) when the live PMU
+ * lacks it (pmceid.c), else NULL. */
+struct evtab_event *names_live_lacked(struct hpm_ctx *ctx, struct evtab *t, const char *name);
 struct evtab_event *evtab_find_event(struct hpm_ctx *ctx, struct evtab *t, const char *name,
 				     int depth, struct evtab **owner);
 bool names_is_generic(const char *name);

@@ -227,20 +227,30 @@ static int not_in_pmu(struct hpm_ctx *ctx, const char *name, const struct evtab_
 			name, e->name, (unsigned long long)e->code, (unsigned long long)e->code);
 }
 
+struct evtab_event *names_live_lacked(struct hpm_ctx *ctx, struct evtab *t, const char *name)
+{
+	struct evtab *owner;
+	const char *want = name;
+	const struct evtab_alias *prev = NULL;
+	for (int hop = 0; t && hop < 5; hop++) {
+		struct evtab_event *e = evtab_find_event(ctx, t, want, 0, &owner);
+		if (e)
+			return ctx_pmu_lacks_common_event(ctx, t, e->code) ? e : NULL;
+		const struct evtab_alias *next = table_alias(ctx, t, want, 0, &owner);
+		if (!next || next == prev)
+			return NULL;
+		prev = next;
+		want = next->target;
+	}
+	return NULL;
+}
+
 static int alias_unavailable(struct hpm_ctx *ctx, struct evtab *t, const char *name,
 			     const struct evtab_alias *a)
 {
-	struct evtab *owner;
-	const struct evtab_alias *end = a;
-	for (int hop = 0; hop < 4; hop++) {
-		struct evtab_event *e = evtab_find_event(ctx, t, end->target, 0, &owner);
-		if (e && ctx_pmu_lacks_common_event(ctx, t, e->code))
-			return not_in_pmu(ctx, name, e);
-		const struct evtab_alias *next = e ? NULL : table_alias(ctx, t, end->target, 0, &owner);
-		if (!next || next == end)
-			break;
-		end = next;
-	}
+	struct evtab_event *lacked = names_live_lacked(ctx, t, a->target);
+	if (lacked)
+		return not_in_pmu(ctx, name, lacked);
 	struct evtab *by = lacked_by(ctx, t, a->target, 0);
 	if (by)
 		return hpm__err(ctx, -ENOENT,

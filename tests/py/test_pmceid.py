@@ -111,7 +111,7 @@ HPMKIT = ROOT / ".venv" / "bin" / "hpmkit"
 def test_lab_list_matches_the_guest_kernels_sysfs_and_presets_count(tmp_path):
     script = ("for f in /sys/bus/event_source/devices/armv8*/events/*; do echo sysfs $(cat $f); "
               "done; hpm list --json --pmu armv8_pmuv3; "
-              "hpm papi-avail -a; "
+              "hpm papi-avail -a; hpm stat -M mpki,ipc --json -- hpm-loop 1000; "
               "for e in $(hpm papi-avail -a | grep -o '^PAPI_[A-Z0-9_]*'); do "
               "echo preset $e $(hpm stat -x, -e $e:u -- hpm-loop 1000 2>&1); done")
     p = run([HPMKIT, "lab", "run", "--arch", "aarch64", "--shell", "--out", tmp_path / "o", "--",
@@ -122,6 +122,15 @@ def test_lab_list_matches_the_guest_kernels_sysfs_and_presets_count(tmp_path):
     doc = json.loads(re.search(r"^\[.*?^\]$", p.stdout, re.M | re.S).group(0))
     ours = {int(e["code"], 16) for e in doc if not e.get("alias_of") and int(e["code"], 16) < 0x40}
     assert ours == kernel
+    # a metric group whose every metric needs an event the PMU lacks gives way to the
+    # generic group (perf's events, <not supported> here); the others keep the table's
+    st = json.loads(re.search(r"^\{.*?^\}$", p.stdout, re.M | re.S).group(0))
+    assert {e["name"] for e in st["events"]} == {"instructions", "INST_RETIRED", "CPU_CYCLES"}
+    assert set(st["not_supported"]) == {"branch-misses", "L1-dcache-load-misses",
+                                        "L1-icache-load-misses", "LLC-load-misses",
+                                        "dTLB-load-misses", "iTLB-load-misses"}
+    met = {m["name"]: m["value"] for m in st["metrics"]}
+    assert met["ipc"] == met["cpi"] == 1 and met["branch_mpki"] is None  # -icount: IPC 1
     presets = re.findall(r"^(PAPI_\w+)\s+0x8", p.stdout, re.M)
     assert {"PAPI_TOT_INS", "PAPI_TOT_CYC"} <= set(presets)
     counts = {ev: (int(n), name) for ev, n, name in
