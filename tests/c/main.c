@@ -48,6 +48,17 @@ void test_sysroot_done(struct hpm_ctx *ctx, const char *root)
 	test_rmtree(root);
 }
 
+void test_tables_only(const char *pmu)
+{
+	if (pmu) {
+		setenv("HPM_PMU", pmu, 1);
+		setenv("HPM_SYSROOT", "/nonexistent-hpm-unit-tables-only", 1);
+	} else {
+		unsetenv("HPM_PMU");
+		unsetenv("HPM_SYSROOT");
+	}
+}
+
 void test_put(const char *root, const char *rel, const char *text)
 {
 	char path[600], dir[600];

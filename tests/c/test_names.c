@@ -70,7 +70,7 @@ TEST(papi_presets_follow_the_pmu)
 {
 	struct resolved r;
 	struct hpm_ctx *c;
-	setenv("HPM_PMU", "sifive_u74", 1);
+	test_tables_only("sifive_u74");
 	hpm_ctx__new(&c);
 	CHECK_EQ_INT(names_resolve(c, "PAPI_L1_DCM", &r), 0);
 	CHECK_EQ_INT(r.attr.type, PERF_TYPE_RAW);
@@ -81,7 +81,7 @@ TEST(papi_presets_follow_the_pmu)
 	CHECK_EQ_INT(r.attr.config, 0x2001);
 	CHECK_EQ_INT(r.attr.exclude_kernel, 1);
 	hpm_ctx__delete(c);
-	setenv("HPM_PMU", "neoverse_n1", 1);
+	test_tables_only("neoverse_n1");
 	hpm_ctx__new(&c);
 	CHECK_EQ_INT(names_resolve(c, "PAPI_L1_DCM", &r), 0);
 	CHECK_EQ_INT(r.attr.config, 0x3); /* L1D_CACHE_REFILL */
@@ -90,20 +90,20 @@ TEST(papi_presets_follow_the_pmu)
 	CHECK_EQ_INT(names_resolve(c, "PAPI_TOT_INS", &r), 0);
 	CHECK_EQ_INT(r.attr.config, 0x8); /* INST_RETIRED */
 	hpm_ctx__delete(c);
-	setenv("HPM_PMU", "intel_arch", 1);
+	test_tables_only("intel_arch");
 	hpm_ctx__new(&c);
 	CHECK_EQ_INT(names_resolve(c, "PAPI_BR_MSP", &r), 0);
 	CHECK(r.attr.type == PERF_TYPE_RAW ? r.attr.config == 0x00c5
 					   : r.attr.config == PERF_COUNT_HW_BRANCH_MISSES);
 	hpm_ctx__delete(c);
-	unsetenv("HPM_PMU");
+	test_tables_only(NULL);
 }
 
 TEST(native_names_belong_to_their_pmu)
 {
 	struct resolved r;
 	struct hpm_ctx *c;
-	setenv("HPM_PMU", "neoverse_n1", 1);
+	test_tables_only("neoverse_n1");
 	hpm_ctx__new(&c);
 	/* a U74 event on an N1: refused, and the message names the owner */
 	CHECK_EQ_INT(names_resolve(c, "INT_LOAD_RETIRED", &r), -ENOENT);
@@ -115,7 +115,7 @@ TEST(native_names_belong_to_their_pmu)
 	CHECK_EQ_INT(names_resolve(c, "nosuch::X", &r), -ENOENT);
 	CHECK_CONTAINS(hpm_ctx__last_error(c), "no event table for PMU 'nosuch'");
 	hpm_ctx__delete(c);
-	unsetenv("HPM_PMU");
+	test_tables_only(NULL);
 }
 
 TEST(unknown_names_get_suggestions)

@@ -32,7 +32,7 @@ static void spotcheck_file(const char *file, int *rows)
 		if (!strncmp(line, "pmu\t", 4) || sscanf(line, "%63[^\t]\t%95[^\t]\t%39[^\t]", pmu, ev,
 							  code) != 3)
 			continue;
-		setenv("HPM_PMU", pmu, 1);
+		test_tables_only(pmu);
 		struct hpm_ctx *ctx;
 		struct hpm_event_info info;
 		hpm_ctx__new(&ctx);
@@ -51,7 +51,7 @@ static void spotcheck_file(const char *file, int *rows)
 		hpm_ctx__delete(ctx);
 	}
 	fclose(f);
-	unsetenv("HPM_PMU");
+	test_tables_only(NULL);
 }
 
 TEST(spotchecks_hold)
@@ -64,7 +64,7 @@ TEST(spotchecks_hold)
 
 TEST(u74_examples_from_issue)
 {
-	setenv("HPM_PMU", "sifive_u74", 1);
+	test_tables_only("sifive_u74");
 	struct hpm_ctx *ctx;
 	struct hpm_event_info i;
 	hpm_ctx__new(&ctx);
@@ -78,7 +78,7 @@ TEST(u74_examples_from_issue)
 	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "FW_MISALIGNED_LOAD", &i), 0);
 	CHECK_EQ_INT(i.config, 0x8000000000000000ULL);
 	hpm_ctx__delete(ctx);
-	unsetenv("HPM_PMU");
+	test_tables_only(NULL);
 }
 
 struct count_arg {
@@ -123,7 +123,7 @@ static int check_metric(const struct hpm_metric_info *m, void *arg)
 static int each_pmu(const char *pmu, const char *title, const char *isa, void *arg)
 {
 	int *n = arg;
-	setenv("HPM_PMU", pmu, 1);
+	test_tables_only(pmu);
 	struct count_arg ca = { 0 };
 	hpm_ctx__new(&ca.ctx);
 	CHECK_EQ_INT(hpm_ctx__for_each_event(ca.ctx, pmu, check_alias, &ca), 0);
@@ -152,7 +152,7 @@ TEST(every_alias_and_metric_resolves)
 	CHECK_EQ_INT(n, files);
 	CHECK(n >= 33);
 	hpm_ctx__delete(ctx);
-	unsetenv("HPM_PMU");
+	test_tables_only(NULL);
 	/* generic metrics under whatever this machine is */
 	struct count_arg ca = { 0 };
 	hpm_ctx__new(&ca.ctx);
@@ -231,7 +231,7 @@ TEST(lacked_events_and_their_presets_are_unavailable)
 {
 	struct hpm_ctx *ctx;
 	struct hpm_event_info i;
-	setenv("HPM_PMU", "cortex_a72", 1);
+	test_tables_only("cortex_a72");
 	hpm_ctx__new(&ctx);
 	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_RES_STL", &i), -ENOENT);
 	CHECK_CONTAINS(hpm_ctx__last_error(ctx),
@@ -249,7 +249,7 @@ TEST(lacked_events_and_their_presets_are_unavailable)
 	CHECK(!listed(ctx, "cortex_a72", "STALL") && !listed(ctx, "cortex_a72", "PAPI_STL_ICY"));
 	CHECK(listed(ctx, "cortex_a72", "CPU_CYCLES") && listed(ctx, "cortex_a72", "PAPI_TOT_CYC"));
 	hpm_ctx__delete(ctx);
-	setenv("HPM_PMU", "neoverse_n1", 1);
+	test_tables_only("neoverse_n1");
 	hpm_ctx__new(&ctx);
 	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_STL_ICY", &i), -ENOENT);
 	CHECK_CONTAINS(hpm_ctx__last_error(ctx), "not available on neoverse_n1: it stands for STALL,");
@@ -257,13 +257,13 @@ TEST(lacked_events_and_their_presets_are_unavailable)
 	CHECK_EQ_INT(i.config, 0x24);
 	hpm_ctx__delete(ctx);
 	/* the architectural fallback keeps every common event and preset */
-	setenv("HPM_PMU", "armv8_pmuv3", 1);
+	test_tables_only("armv8_pmuv3");
 	hpm_ctx__new(&ctx);
 	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_STL_ICY", &i), 0);
 	CHECK_EQ_INT(i.config, 0x3c);
 	hpm_ctx__delete(ctx);
 	/* a generated table: Neoverse V1 has STALL, not LD_RETIRED (its preset uses LD_SPEC) */
-	setenv("HPM_PMU", "neoverse_v1", 1);
+	test_tables_only("neoverse_v1");
 	hpm_ctx__new(&ctx);
 	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "PAPI_STL_ICY", &i), 0);
 	CHECK_EQ_INT(i.config, 0x3c);
@@ -271,7 +271,7 @@ TEST(lacked_events_and_their_presets_are_unavailable)
 	CHECK_EQ_INT(i.config, 0x70);
 	CHECK_EQ_INT(hpm_ctx__resolve(ctx, "LD_RETIRED", &i), -ENOENT);
 	hpm_ctx__delete(ctx);
-	unsetenv("HPM_PMU");
+	test_tables_only(NULL);
 }
 
 /* issue 16: Linux's spellings (and the RISC-V PAPI fork's) name the same events */
@@ -298,7 +298,7 @@ TEST(kernel_names_are_aliases)
 	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		struct hpm_ctx *ctx;
 		struct hpm_event_info i;
-		setenv("HPM_PMU", cases[k].pmu, 1);
+		test_tables_only(cases[k].pmu);
 		hpm_ctx__new(&ctx);
 		int r = hpm_ctx__resolve(ctx, cases[k].name, &i);
 		if (r)
@@ -308,7 +308,7 @@ TEST(kernel_names_are_aliases)
 		CHECK_EQ_INT(i.type, PERF_TYPE_RAW);
 		hpm_ctx__delete(ctx);
 	}
-	unsetenv("HPM_PMU");
+	test_tables_only(NULL);
 }
 
 TEST(data_dir_override_reports_bad_file)
@@ -324,7 +324,7 @@ TEST(data_dir_override_reports_bad_file)
 	fputs("format 1\npmu mine\nsource test\nevent GOOD 0x11 ok\nevent BAD zz nope\n", f);
 	fclose(f);
 	setenv("HPM_DATA_DIR", dir, 1);
-	setenv("HPM_PMU", "mine", 1);
+	test_tables_only("mine");
 	struct hpm_ctx *ctx;
 	struct hpm_event_info i;
 	hpm_ctx__new(&ctx);
@@ -350,6 +350,6 @@ TEST(data_dir_override_reports_bad_file)
 		       "table sub lacks GOOF, an event none of its included tables has");
 	hpm_ctx__delete(ctx);
 	unsetenv("HPM_DATA_DIR");
-	unsetenv("HPM_PMU");
+	test_tables_only(NULL);
 	CHECK_EQ_INT(test_rmtree(dir), 0);
 }
