@@ -166,7 +166,8 @@ int hpm_evset__nr_metrics(const struct hpm_evset *set);
  * an event that never ran), or -ENODATA when the metric needs a fact this
  * machine does not give (#slots: the core PMU has no caps/slots, or 0 there),
  * or -EOPNOTSUPP when it needs an event the kernel would not open here
- * (hpm_evset__missing); then hpm_ctx__last_error() says which. */
+ * (hpm_evset__missing); then hpm_ctx__last_error() says which (one reason: when a
+ * metric lacks several things, the last one the expression names). */
 int hpm_evset__metric(struct hpm_evset *set, int i, const struct hpm_value *vals,
 		      const char **name, const char **unit, double *value);
 
@@ -174,7 +175,8 @@ int hpm_evset__metric(struct hpm_evset *set, int i, const struct hpm_value *vals
  * <not supported>: no such event on this PMU or kernel). They are not in the set; the
  * metrics that need one are unavailable (hpm_evset__metric: -EOPNOTSUPP), the others
  * count. hpm_evset__missing returns the event's name and, in *why (NULL ok), the
- * kernel's answer as libhpm explains it. */
+ * kernel's answer as libhpm explains it; NULL (why untouched) when i is out of range.
+ * The strings live until the next add_metric_group or delete of the set. */
 int hpm_evset__nr_missing(const struct hpm_evset *set);
 const char *hpm_evset__missing(const struct hpm_evset *set, int i, const char **why);
 

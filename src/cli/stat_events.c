@@ -268,7 +268,11 @@ static int add_metrics(struct builder *b, struct hpm_evset *set)
 			for (int k = miss; k < hpm_evset__nr_missing(set); k++) {
 				const char *why;
 				const char *name = hpm_evset__missing(set, k, &why);
-				if (!new_row(st, name, -1, ROW_NOT_SUPPORTED, why))
+				bool shown = false; /* -e named it too: one row */
+				for (int j = 0; j < st->nrows && !shown; j++)
+					shown = st->rows[j].state == ROW_NOT_SUPPORTED &&
+						!strcmp(st->rows[j].name, name);
+				if (!shown && !new_row(st, name, -1, ROW_NOT_SUPPORTED, why))
 					return -1;
 			}
 			if (push_op(b, OP_METRIC, g, first, n))

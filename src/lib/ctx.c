@@ -361,6 +361,7 @@ struct live_check {
 	struct hpm_ctx *ctx;
 	struct evtab *cpu;
 	bool lacking;
+	int dropped; /* metrics left out: they need an event the core lacks */
 };
 
 static int lacked_ident(const char *ident, void *arg)
@@ -384,8 +385,10 @@ static int metrics_of(struct evtab *t, const char *group, hpm_metric_cb cb, void
 		if (live && live->cpu) {
 			live->lacking = false;
 			expr_identifiers(m->expr, lacked_ident, live);
-			if (live->lacking)
+			if (live->lacking) {
+				live->dropped++;
 				continue;
+			}
 		}
 		struct hpm_metric_info mi = { t->pmu, m->group, m->group_desc, m->name, m->unit,
 					      m->expr };
@@ -403,6 +406,7 @@ HPM_API int hpm_ctx__for_each_metric(struct hpm_ctx *ctx, const char *pmu, const
 	int r = ctx_load_tables(ctx), found = 0;
 	if (r < 0)
 		return r;
+	struct live_check live = { ctx, NULL, false, 0 };
 	if (pmu) {
 		struct evtab *t = ctx_find_table(ctx, pmu);
 		if (!t)
@@ -415,7 +419,7 @@ HPM_API int hpm_ctx__for_each_metric(struct hpm_ctx *ctx, const char *pmu, const
 		 * table's metrics name events that resolve */
 		struct evtab *cpu = ctx_active_table(ctx);
 		struct evtab *g = ctx_find_table(ctx, "generic");
-		struct live_check live = { ctx, cpu, false };
+		live.cpu = cpu;
 		bool own = false;
 		if (cpu) {
 			r = metrics_of(cpu, group, cb, arg, &found, &live);
@@ -435,6 +439,12 @@ HPM_API int hpm_ctx__for_each_metric(struct hpm_ctx *ctx, const char *pmu, const
 	}
 	if (r)
 		return r;
+	if (group && !found && live.dropped)
+		return hpm__err(ctx, -ENOENT,
+				"metric group '%s' of %s needs events this core does not implement "
+				"(its PMU does not list them: PMCEID); hpm list --metrics --pmu %s "
+				"shows the group",
+				group, live.cpu->pmu, live.cpu->pmu);
 	if (group && !found)
 		return hpm__err(ctx, -ENOENT, "no metric group '%s' for this PMU (hpm list --metrics)",
 				group);

@@ -71,9 +71,10 @@ struct hpm_evset {
 	long pagesize;
 	/* events metrics need that the kernel would not open for this machine (perf stat's
 	 * <not supported>): the metrics that use one are unavailable, the rest count */
+	bool in_metric_group; /* add_one called for a metric group's event */
 	struct missing {
 		char name[128];
-		char why[400];
+		char why[sizeof(((struct hpm_ctx *)0)->err)];
 	} *miss;
 	int nmiss;
 };
@@ -375,7 +376,7 @@ static int add_one(struct hpm_evset *s, const char *name, bool brace_start)
 			g->closed = true;
 	}
 	bool join = g && !g->closed && !brace_start && (!g->strict || s->in_brace);
-	bool fell_back = false;
+	bool fell_back = false, split = false;
 retry:
 	if (join && g->n == 1 && !(s->ev[g->first].attr.read_format & PERF_FORMAT_GROUP) &&
 	    s->started) {
@@ -396,6 +397,7 @@ retry:
 			close_event(s, e);
 			g->closed = true;
 			join = false;
+			split = true;
 			goto retry;
 		}
 		if (ret < 0 && g->strict && is_group_error(ret)) {
@@ -424,6 +426,12 @@ retry:
 	}
 	if (ret < 0) {
 		close_event(s, e);
+		/* a metric group's event that cannot be counted alone either: the event, not
+		 * the group, was the problem, so the group stays open and the group's other
+		 * events stay together (elsewhere a failed add keeps what it did: the PAPI
+		 * layer's conflict and multiplexing rules build on it) */
+		if (split && s->in_metric_group)
+			g->closed = false;
 		if (fell_back) /* report what the user asked for, not our retry */
 			e->name[strlen(e->name) - 2] = 0;
 		return explain_open_error(ctx, ret, e->name, &e->attr, s->pid, s->cpus[0]);
@@ -514,7 +522,9 @@ static int add_metric_event(const char *ident, void *arg)
 	snprintf(base, sizeof(base), "%s", r.canon);
 	if (find_event(s, base) >= 0 || find_missing(s, base) >= 0)
 		return 0;
+	s->in_metric_group = true;
 	ret = add_one(s, ident, false);
+	s->in_metric_group = false;
 	if (ret >= 0 || !open_unsupported(ret))
 		return ret < 0 ? ret : 0;
 	struct missing *m = realloc(s->miss, sizeof(*m) * (size_t)(s->nmiss + 1));

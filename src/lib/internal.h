@@ -87,6 +87,7 @@ struct hpm_ctx {
 	int paranoid_cache;
 	int pmceid_state;  /* 0 not read yet, 1 read, -1 no Arm core PMU events in sysfs */
 	uint64_t pmceid;   /* common events 0x00-0x3f the live PMU lists (pmceid.c) */
+	uint64_t pmceid_shown; /* those sysfs would list if the core had them */
 };
 
 int hpm__err(struct hpm_ctx *ctx, int err, const char *fmt, ...)

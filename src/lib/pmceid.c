@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Which Arm common events does this core implement? An Armv8/Armv9 PMU says so in
- * PMCEID0/1_EL0 (one bit per common event 0x00-0x3f), and Linux publishes exactly the
- * implemented ones it can name under /sys/bus/event_source/devices/armv8_* and armv9_*
- * /events/ (armv8pmu_event_attr_is_visible). The kernel refuses a generic perf event the
- * core lacks, but opens a raw number it lacks, and that counts 0 for ever: QEMU's CPUs
- * implement cycles, instructions and the stall events only, yet the architectural table
- * maps branch and cache presets to raw numbers. So the live PMU, when sysfs shows it,
- * decides for the common events of the CPU's own table.
+ * PMCEID0/1_EL0 (one bit per common event 0x00-0x3f), and Linux publishes the implemented
+ * ones it names in the events folder of each armv8_ and armv9_ PMU under
+ * /sys/bus/event_source/devices (armv8pmu_event_attr_is_visible), except CHAIN (0x1e,
+ * hidden since 2018) and SW_INCR (0x00, hidden since late 2023, also in 6.1-stable):
+ * sysfs is silent on those two, which says nothing about them. The kernel refuses a
+ * generic perf event the core lacks, but opens a raw number it lacks, and that counts 0
+ * for ever: QEMU's CPUs implement cycles, instructions and the stall events only, yet the
+ * architectural table maps branch and cache presets to raw numbers. So the live PMU, when
+ * sysfs shows it, decides for the common events of the CPU's own table.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -19,17 +21,22 @@
 
 #define PMU_DIR "/sys/bus/event_source/devices"
 
-/* Codes 0x31-0x3f (Armv8.1-8.4 events) are named by Linux 5.x kernels onwards; an older
- * kernel's sysfs cannot show them, so its silence says nothing about those. */
-static uint64_t codes_the_kernel_names(void)
+#define SW_INCR 0x00
+#define CHAIN 0x1e
+
+/* The common events whose absence from sysfs means the core lacks them: not SW_INCR and
+ * CHAIN (never shown), and not 0x31-0x3f (Armv8.1-8.4 events) on kernels before 5.10,
+ * which do not name them. */
+static uint64_t codes_sysfs_would_show(void)
 {
 	struct utsname u;
 	int major = 0, minor = 0;
+	uint64_t all = ~0ull;
 	if (uname(&u) == 0)
 		sscanf(u.release, "%d.%d", &major, &minor);
-	if (major > 5 || (major == 5 && minor >= 10))
-		return ~0ull;
-	return (1ull << 0x31) - 1;
+	if (!(major > 5 || (major == 5 && minor >= 10)))
+		all = (1ull << 0x31) - 1;
+	return all & ~(1ull << SW_INCR) & ~(1ull << CHAIN);
 }
 
 static void read_pmu_events(const char *pmu, uint64_t *seen, bool *any)
@@ -72,6 +79,7 @@ static void load(struct hpm_ctx *ctx)
 	closedir(d);
 	if (any) {
 		ctx->pmceid = seen;
+		ctx->pmceid_shown = codes_sysfs_would_show();
 		ctx->pmceid_state = 1;
 	}
 }
@@ -83,6 +91,6 @@ bool ctx_pmu_lacks_common_event(struct hpm_ctx *ctx, const struct evtab *t, uint
 		return false;
 	if (!ctx->pmceid_state)
 		load(ctx);
-	return ctx->pmceid_state > 0 && (codes_the_kernel_names() >> code & 1) &&
+	return ctx->pmceid_state > 0 && (ctx->pmceid_shown >> code & 1) &&
 	       !(ctx->pmceid >> code & 1);
 }

@@ -508,7 +508,9 @@ static int cmd_conflict(int argc, char **argv)
 	for (int i = 0; i < added; i++)
 		printf(" %lld", v[i]);
 	printf("\n");
-	/* the same list multiplexed: everything goes in, the kernel takes turns */
+	/* the same list multiplexed: everything goes in, the kernel takes turns. 100 times
+	 * the work, so the kernel rotates the groups many times within it (its interval is
+	 * milliseconds; one rotation in a short window makes a poor estimate) */
 	int mset = PAPI_NULL, madded = 0;
 	PAPI_create_eventset(&mset);
 	PAPI_assign_eventset_component(mset, 0);
@@ -516,7 +518,7 @@ static int cmd_conflict(int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		madded += PAPI_add_named_event(mset, argv[i]) == PAPI_OK;
 	r = PAPI_start(mset);
-	work(100000);
+	work(100 * 100000);
 	r |= PAPI_stop(mset, v);
 	printf("multiplexed_added %d\n", madded);
 	printf("multiplexed_counts %d", r);
