@@ -168,8 +168,13 @@ def test_recording_repeats_and_matches_the_bundled_one(tmp_path, arch):
     kern = {r["function"]: r["insns"] for r in read_exact(ea) if r["priv"] == "kernel"}
     kold = {r["function"]: r["insns"] for r in read_exact(RT / arch / f"{w}.exact.tsv")
             if r["priv"] == "kernel"}
-    for f in ("vfs_write", "vfs_read", "ksys_write", "ksys_read", "__fget_light"):
+    for f in ("vfs_write", "vfs_read", "ksys_write", "ksys_read"):
         assert kern[f] == kold[f] > 0, (f, kern.get(f), kold.get(f))
+    # __fget_light takes its slower path while a task's file table is shared (a child being
+    # forked or exiting): which calls fall in those moments moves with the same
+    # perturbation as the task switches (measured: 46 of 12.9 M instructions, riscv64)
+    assert abs(kern["__fget_light"] - kold["__fget_light"]) <= 1e-5 * kold["__fget_light"], \
+        (kern["__fget_light"], kold["__fget_light"])
 
 
 def test_lab_record_runs_a_dynamic_program_with_root(tmp_path):
