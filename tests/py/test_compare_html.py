@@ -47,6 +47,9 @@ def test_page_is_self_contained(page):
     text = page[0].read_text()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)
     assert "<svg" in text and 'class="flame"' in text and 'class="scatter"' in text
+    # the interactive flame graph: its script once, a lazily drawn graph per workload
+    assert text.count("function init(box)") == 1
+    assert text.count('class="hpm-flame"') == len(page[1]["workloads"]) == text.count(' data-lazy></div>')
 
 
 def test_page_renders_ranking_without_console_errors(page):
@@ -95,8 +98,9 @@ GEOMETRY = r"""<script>
     });
     if (svg.classList.contains('scatter'))
       out.ticks.push([svg.querySelectorAll('line.tick').length, Array.from(svg.querySelectorAll('text.tick-label')).map(t => t.textContent)]);
-    if (svg.classList.contains('flame')) out.shown.push(svg.dataset.w);
   });
+  document.querySelectorAll('div.flame').forEach(f => { if (f.getClientRects().length) out.shown.push(f.dataset.w); });
+  out.drawn = Array.from(document.querySelectorAll('div.flame')).filter(f => f.querySelector('svg')).map(f => f.dataset.w);
   const sel = document.getElementById('flame-select');
   out.selected = sel ? sel.value : null;
   const pre = document.createElement('pre');
@@ -139,6 +143,7 @@ def test_flame_graph_opens_on_the_first_contexts_workload(page, tmp_path):
     assert first != sorted(s["workloads"])[0]        # the old behaviour would show another one
     g, _ = geometry(path, tmp_path)
     assert g["selected"] == first and g["shown"] == [first]
+    assert g["drawn"] == [first]                     # the others are drawn when chosen
 
 
 def test_median_line_is_the_median_of_the_log_values():
@@ -208,3 +213,199 @@ def test_truth_table_keeps_two_decimals_like_the_terminal(tmp_path):
     k5 = s["truth"]["at_k"][0]
     want = f"{k5['recall']:.2f}"
     assert want in term and f"<td class=n>{want}</td>" in page
+
+
+# --- the interactive differential flame graph on compare's page -------------------------------
+
+# Appended to a copy of the page: uses the shown graph as a reader would (search, click, colour
+# selector, another workload) and writes what it shows into the DOM that --dump-dom prints.
+DRIVE = r"""<script>
+window.addEventListener("load", () => {
+  const out = {};
+  const shown = () => Array.from(document.querySelectorAll("div.flame")).filter(f => f.getClientRects().length);
+  const frames = svg => Array.from(svg.querySelectorAll("g.hpm-frame")).map(g => {
+    const r = g.querySelector("rect");
+    return {name: g.dataset.name, kind: +g.dataset.kind, x: +r.getAttribute("x"), w: +r.getAttribute("width"),
+            fill: r.getAttribute("fill"), title: g.querySelector("title").textContent};
+  });
+  const outside = svg => {   // labels drawn past the graph's box (transforms included)
+    const b = svg.getBoundingClientRect(), bad = [];
+    svg.querySelectorAll("text").forEach(t => {
+      const r = t.getBoundingClientRect();
+      if (r.width && (r.left < b.left - 0.5 || r.right > b.right + 0.5 || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5))
+        bad.push(t.textContent);
+    });
+    return bad;
+  };
+  out.shown = shown().map(f => f.dataset.w);
+  const box = shown()[0].querySelector(".hpm-flame");
+  const svg = box.querySelector("svg");
+  out.width = +svg.getAttribute("width");
+  out.boxWidth = box.clientWidth;
+  out.viewBox = svg.getAttribute("viewBox");
+  out.colour0 = svg.dataset.colour;
+  out.legend0 = box.querySelector(".hpm-flame-legend").textContent;
+  out.start = frames(svg);
+  out.outside0 = outside(svg);
+  const input = box.querySelector("input.hpm-flame-search");
+  input.value = SEARCH;
+  input.dispatchEvent(new Event("input"));
+  out.searched = frames(svg).filter(f => f.fill === "rgb(230,0,230)").map(f => f.name);
+  out.matchedText = box.querySelector(".hpm-flame-matched").textContent;
+  input.value = "";
+  input.dispatchEvent(new Event("input"));
+  out.afterSearch = frames(svg).filter(f => f.fill === "rgb(230,0,230)").length;
+  const target = Array.from(svg.querySelectorAll("g.hpm-frame")).find(g => g.dataset.name === ZOOM);
+  target.querySelector("rect").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  out.zoom = svg.dataset.zoom;
+  out.zoomed = frames(svg);
+  out.outside1 = outside(svg);
+  box.querySelector("button.hpm-flame-reset").click();
+  out.zoomReset = svg.dataset.zoom;
+  const colour = box.querySelector("select.hpm-flame-colour");
+  colour.value = "kind";
+  colour.dispatchEvent(new Event("change"));
+  out.colour1 = svg.dataset.colour;
+  out.legend1 = box.querySelector(".hpm-flame-legend").textContent;
+  out.kinds = frames(svg);
+  const sel = document.getElementById("flame-select");
+  sel.value = OTHER;
+  sel.dispatchEvent(new Event("change"));
+  out.shown2 = shown().map(f => f.dataset.w);
+  const svg2 = shown()[0].querySelector("svg");
+  out.width2 = svg2 ? +svg2.getAttribute("width") : null;
+  out.frames2 = svg2 ? svg2.querySelectorAll("g.hpm-frame").length : 0;
+  out.outside2 = svg2 ? outside(svg2) : null;
+  const pre = document.createElement("pre");
+  pre.id = "result";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def drive(page_path: Path, tmp_path: Path, search: str, zoom: str, other: str) -> tuple[dict, list[str]]:
+    import json
+    script = (DRIVE.replace("SEARCH", json.dumps(search)).replace("ZOOM", json.dumps(zoom))
+              .replace("OTHER", json.dumps(other)))
+    copy = tmp_path / "driven.html"
+    copy.write_text(page_path.read_text().replace("</body>", script + "</body>"))
+    dom, console = load(copy)
+    m = re.search(r'<pre id="result">(.*?)</pre>', dom, re.S)
+    assert m, (console, dom[-2000:])
+    return json.loads(html_unescape(m.group(1))), console
+
+
+def rgb(f: dict) -> tuple[int, ...]:
+    return tuple(map(int, re.findall(r"\d+", f["fill"])))
+
+
+def named(frames: list[dict], name: str) -> dict:
+    got = [f for f in frames if f["name"] == name]
+    assert len(got) == 1, (name, [f["name"] for f in frames])
+    return got[0]
+
+
+def test_flame_graph_is_interactive_and_differential(page, tmp_path):
+    path, s = page
+    first = s["ranking"][0]["workload"]
+    other = next(w for w in s["workloads"] if w != first)
+    g, console = drive(path, tmp_path, "copy_to_user", "raw_copy_to_user", other)
+    assert console == [], console
+    assert g["shown"] == [first] and abs(g["width"] - g["boxWidth"]) < 1
+    assert g["viewBox"] == f"0 0 {g['width']} " + g["viewBox"].split()[-1]
+    assert g["outside0"] == [] and g["outside1"] == [], (g["outside0"], g["outside1"])
+    start = g["start"]
+    # kernel paths under "kernel", user-only stacks under "user", both sides merged
+    assert named(start, "kernel")["kind"] == 0 and named(start, "user")["kind"] == 0
+    assert {f["kind"] for f in start} == {0, 1, 2}
+    # differential colours by default: A (riscv64) spends 3x on raw_copy_to_user -> red, and
+    # so every other frame a smaller share of A's run -> blue
+    assert g["colour0"] == "change" and "more in A riscv64" in g["legend0"]
+    hot = named(start, "raw_copy_to_user")
+    assert rgb(hot)[0] == 245 and rgb(hot)[2] < 150, hot
+    assert "A riscv64:" in hot["title"] and "B aarch64:" in hot["title"] and "change +" in hot["title"]
+    assert any(f["kind"] == 2 and rgb(f)[2] == 245 and rgb(f)[0] < 200 for f in start)
+    # width: A's share; the hot frame is wider than B's share of it would make it
+    a_share = float(re.search(r"A riscv64: [\d,]+ \w+ \(([\d.]+)%\)", hot["title"]).group(1))
+    assert abs((hot["w"] + 0.5) / g["width"] - a_share / 100) < 0.01
+    # search: the matching frames turn magenta, the bar says how much they cover on each side
+    assert g["searched"] and all("copy_to_user" in n for n in g["searched"])
+    assert "raw_copy_to_user" in g["searched"] and g["afterSearch"] == 0
+    assert re.fullmatch(r"matched: B aarch64 [\d.]+%, A riscv64 [\d.]+%", g["matchedText"]), g["matchedText"]
+    # a click zooms: the frame fills the width
+    assert g["zoom"] == "raw_copy_to_user" and g["zoomReset"] == "all"
+    z = named(g["zoomed"], "raw_copy_to_user")
+    assert z["x"] == 0 and abs(z["w"] + 0.5 - g["width"]) < 0.6
+    # the colour selector: kernel frames cool, user frames warm
+    assert g["colour1"] == "kind" and "user" in g["legend1"] and "kernel" in g["legend1"]
+    kern = [rgb(f) for f in g["kinds"] if f["kind"] == 2]
+    user = [rgb(f) for f in g["kinds"] if f["kind"] == 1]
+    assert kern and user
+    assert all(c[2] > c[0] for c in kern) and all(c[0] > c[2] for c in user)
+    # another workload: shown alone, drawn when chosen, to the width of the page
+    assert g["shown2"] == [other] and g["frames2"] > 3 and abs(g["width2"] - g["width"]) < 1
+    assert g["outside2"] == []
+
+
+def test_flame_data_of_a_workload():
+    """The data behind one graph: both sides' contexts as shares of their own run."""
+    from hpmkit.profile import flamehtml
+    a, b = tables(seed=1, slow={"__asm_copy_to_user": 3.0})
+    res = run(contexts(a), contexts(b), Options())
+    d = html.flame_data(res, "pipe", 1)
+    assert d["diff"] and d["labels"] == ["B aarch64", "A riscv64"] and d["unit"] == "cycles"
+    # totals: every sample of the workload, user and kernel (B first: the baseline)
+    for got, side in zip(d["total"], (res.b, res.a)):   # each context's weight rounded
+        assert abs(got - side.totals["pipe"][1]) <= len(side.by_workload["pipe"]) / 2
+    names = d["names"]
+    kids = {names[k[0]]: k for k in d["tree"][4]}
+    assert set(kids) == {"kernel", "user"} and kids["kernel"][1] == flamehtml.ROOT_KIND
+    assert kids["user"][4] and all(c[1] == flamehtml.USER for c in kids["user"][4])
+    assert kids["kernel"][4] and all(c[1] == flamehtml.KERNEL for c in kids["kernel"][4])
+    ka = sum(float(v[1]) for (sp, _), v in res.a.by_workload["pipe"].items() if sp == "kernel")
+    assert abs(kids["kernel"][3] - ka) <= len(res.a.by_workload["pipe"])
+
+
+@pytest.fixture(scope="module")
+def lab_page(tmp_path_factory):
+    """compare's report of two workloads of the bundled lab suite (real recordings)."""
+    import os
+    import sys
+    d = tmp_path_factory.mktemp("lab-html")
+    repo = Path(__file__).resolve().parents[2]
+    for arch in ("riscv64", "aarch64"):
+        (d / arch).mkdir()
+        for wl in ("pipe", "sendfile"):
+            shutil.copytree(repo / "examples" / "lab-suite" / arch / f"{wl}.hpmprof", d / arch / f"{wl}.hpmprof")
+    env = dict(os.environ, PYTHONPATH=str(repo / "python"))
+    p = subprocess.run([sys.executable, "-m", "hpmkit.cli", "compare", d / "riscv64", "--vs", d / "aarch64", "-q",
+                        "--html", d / "c.html", "--json", d / "c.json"], cwd=d, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    import json
+    return d / "c.html", json.loads((d / "c.json").read_text())
+
+
+def test_lab_recordings_flame_graph(lab_page, tmp_path):
+    path, s = lab_page
+    text = path.read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)
+    # small enough for a suite of 20 workloads: frames under 0.01% of both runs stay out
+    data = re.findall(r'<script type="application/json" id="flame-\d+-data">(.*?)</script>', text, re.S)
+    assert len(data) == 2 and all(len(x) < 60_000 for x in data), [len(x) for x in data]
+    first = s["ranking"][0]["workload"]
+    other = next(w for w in s["workloads"] if w != first)
+    g, console = drive(path, tmp_path, "^vfs_", "kernel", other)
+    assert console == [], console
+    assert g["shown"] == [first] and g["outside0"] == [] and g["outside1"] == [] and g["outside2"] == []
+    assert g["searched"] and all(n.startswith("vfs_") for n in g["searched"]) and g["zoom"] == "kernel"
+    assert named(g["zoomed"], "kernel")["x"] == 0
+    kinds = {f["kind"] for f in g["start"]}
+    assert kinds == {0, 1, 2}
+    # differential colours: red and blue frames both present
+    assert any(rgb(f)[0] == 245 and rgb(f)[2] < 245 for f in g["start"] if f["kind"])
+    assert any(rgb(f)[2] == 245 and rgb(f)[0] < 245 for f in g["start"] if f["kind"])
+    kern = {rgb(f) for f in g["kinds"] if f["kind"] == 2}
+    user = {rgb(f) for f in g["kinds"] if f["kind"] == 1}
+    assert kern and user and not kern & user

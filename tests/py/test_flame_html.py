@@ -48,6 +48,13 @@ window.addEventListener("load", () => {
   box.querySelector("button.hpm-flame-reset").click();
   out.zoom2 = svg.dataset.zoom;
   out.after = frames().length;
+  const colour = box.querySelector("select.hpm-flame-colour");   // differential graphs only
+  if (colour) {
+    colour.value = "kind";
+    colour.dispatchEvent(new Event("change"));
+    out.kinds = frames();
+    out.colour = svg.dataset.colour;
+  }
   const pre = document.createElement("pre");
   pre.id = "result";
   pre.textContent = JSON.stringify(out);
@@ -155,6 +162,31 @@ def test_differential_colours(pages):
     # sized by B by default: other is three times work
     assert abs((other["w"] + 0.5) - 3 * (work["w"] + 0.5)) < 1.5
     assert g["matched"] == "80.00% 80.00%"
+    # the colour selector: kernel and user colours instead of the change
+    assert g["colour"] == "kind"
+    k = rgb(by_name(g["kinds"], "sys_read"))
+    u = rgb(by_name(g["kinds"], "read"))
+    assert k[2] > k[0] and u[0] > u[2]
+
+
+def test_lazy_graph_waits_for_the_page(tmp_path):
+    """A lazy graph (compare's hidden workloads) is drawn only when the page asks."""
+    from hpmkit.profile import flamehtml
+    data = flamehtml.from_paths([(["main", ("sys_read", flamehtml.KERNEL)], 3)])
+    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'>" + flamehtml.assets() + "</head><body>"
+            + flamehtml.fragment(data, "now") + flamehtml.fragment(data, "later", lazy=True)
+            + flamehtml.fragment(data, "asked", lazy=True)
+            + "<script>window.hpmFlameInit(document.getElementById('asked'));</script></body></html>")
+    (tmp_path / "lazy.html").write_text(page)
+    p = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                        f"--user-data-dir={tmp_path / 'chrome-profile'}", "--enable-logging=stderr", "--v=0",
+                        "--virtual-time-budget=3000", "--dump-dom", (tmp_path / "lazy.html").as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert [line for line in p.stderr.splitlines() if ":CONSOLE" in line] == []
+    drawn = {m.group(1): "<svg" in m.group(2) for m in
+             re.finditer(r'<div class="hpm-flame" id="(\w+)"[^>]*>(.*?)</div>\s*<script', p.stdout, re.S)}
+    assert drawn == {"now": True, "later": False, "asked": True}, drawn
 
 
 def test_export_errors(pages):

@@ -1,8 +1,10 @@
-"""Self-contained HTML report: no network, everything inline (CSS, SVG, a little JS).
+"""Self-contained HTML report: no network, everything inline (CSS, SVG, JS).
 
 The ranking table, the stack panels and the truth table are rendered by the page's script from
-the embedded summary JSON (so a headless browser check proves the script ran); the
-differential flame graphs and scatter plots are SVG drawn here.
+the embedded summary JSON (so a headless browser check proves the script ran); the scatter
+plots are SVG drawn here. The differential flame graphs are profile export's interactive ones
+(profile/flamehtml.py and its flamegraph.js, inlined once): one per workload, its data embedded
+as JSON and drawn in the browser when the selector shows that workload.
 """
 from __future__ import annotations
 
@@ -67,9 +69,16 @@ JS = r"""
       m + ': ratio ' + fmt(r.ratio[m]) + ', flagged by ' + (r.votes[m].join(', ') || 'none') + ', score ' + Number(r.score_parts[m]).toPrecision(3)).join('   |   ');
   }
   if (S.ranking.length) show(0);
+  // one workload's flame graph at a time; each is drawn the first time it is shown
   const sel = document.getElementById('flame-select');
   if (sel) {
-    const pick = () => document.querySelectorAll('.flame').forEach(f => { f.style.display = f.dataset.w === sel.value ? '' : 'none'; });
+    const pick = () => document.querySelectorAll('div.flame').forEach(f => {
+      const on = f.dataset.w === sel.value;
+      f.style.display = on ? '' : 'none';
+      const box = on && f.querySelector('.hpm-flame');
+      if (!box) return;
+      if (box.hpmFlame) box.hpmFlame.redraw(); else window.hpmFlameInit(box);
+    });
     sel.addEventListener('change', pick); pick();
   }
 })();
@@ -80,76 +89,30 @@ def _e(s) -> str:
     return html.escape(str(s), quote=True)
 
 
-def _color(logdiff: float) -> str:
-    t = max(-1.0, min(1.0, logdiff / 1.5))  # +-1.5 log2 units saturate
-    if t >= 0:
-        return f"rgb(255,{int(235 - 180 * t)},{int(220 - 200 * t)})"
-    t = -t
-    return f"rgb({int(230 - 190 * t)},{int(235 - 120 * t)},255)"
+# frames narrower than this share of both sides' run are left out of the page (0.01%: about
+# a tenth of a pixel across the whole graph; the note under each graph says how much)
+FLAME_MIN_SHARE = 1e-4
 
 
-def flame_svg(res: Result, wl: str, metric_i: int, width: int = 1100, row: int = 16, min_frac: float = 0.002) -> str:
-    """Differential flame graph of one workload's kernel paths: width = mean of A's and B's
-    share, colour = A's share / B's share relative to the median context ratio (red: A
-    spends relatively more there)."""
-    ta, tb = res.a.totals[wl][metric_i], res.b.totals[wl][metric_i]
-    tree: dict = {}
+def flame_data(res: Result, wl: str, metric_i: int, min_share: float = FLAME_MIN_SHARE) -> dict:
+    """Differential flame-graph data of one workload (flamehtml's format): every context of
+    both sides, kernel paths (entry frames dropped, names normalised, as matched) under a
+    "kernel" frame and user-only stacks under "user", weighted by the metric. B is the
+    baseline and A the profile compared with it, so a frame is red where A spends a larger
+    share of its run there than B, blue where smaller, and the width is A's by default."""
+    from ..profile import flamehtml   # pyarrow: only when a report is written
 
-    def add(paths, total, k):
-        if total <= 0:
-            return
-        for (space, p), v in paths.items():
-            if space != KERNEL:
+    def paths(side):
+        for (space, p), v in side.by_workload.get(wl, {}).items():
+            w = int(round(float(v[metric_i])))
+            if w <= 0:
                 continue
-            share = float(v[metric_i]) / total
-            if share <= 0:
-                continue
-            node = tree
-            for f in p:
-                n = node.get(f)
-                if n is None:
-                    n = node[f] = [0.0, 0.0, {}]
-                n[k] += share
-                node = n[2]
-    add(res.a.by_workload[wl], ta, 0)
-    add(res.b.by_workload[wl], tb, 1)
-    med = res.medians.get("cycles" if metric_i == 1 else "instructions" if metric_i == 2 else "samples")
-    if med is None or not (med > 0):
-        med = 1.0
-    rootw = sum((n[0] + n[1]) / 2 for n in tree.values()) or 1.0
-    rects = []
-    maxdepth = [0]
-
-    def walk(children, x0, depth):
-        x = x0
-        for name in sorted(children, key=lambda k: -(children[k][0] + children[k][1])):
-            sa, sb, sub = children[name]
-            w = (sa + sb) / 2 / rootw
-            if w < min_frac:
-                continue
-            if depth > maxdepth[0]:
-                maxdepth[0] = depth
-            if sa > 0 and sb > 0:
-                ld = math.log2(sa / sb / med)
-                tip = f"{name}\nA {100 * sa:.2f}%  B {100 * sb:.2f}% of the run\nA/B {sa / sb:.2f} (median {med:.2f})"
-            else:
-                ld = 1.5 if sa > 0 else -1.5
-                tip = f"{name}\nonly on {'A' if sa > 0 else 'B'}: {100 * max(sa, sb):.2f}% of the run"
-            rects.append((x, depth, w, name, _color(ld), tip))
-            walk(sub, x, depth + 1)
-            x += w
-    walk(tree, 0.0, 0)
-    h = (maxdepth[0] + 1) * row + 4
-    parts = [f'<svg class="flame" data-w="{_e(wl)}" width="{width}" height="{h}" viewBox="0 0 {width} {h}" '
-             f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="differential flame graph {_e(wl)}">']
-    for x, d, w, name, col, tip in rects:
-        px, pw, py = x * width, max(w * width - 0.5, 0.5), h - (d + 1) * row
-        label = name if pw > 7 * len(name) else (name[: int(pw / 7) - 1] + "…" if pw > 30 else "")
-        parts.append(f'<g><title>{_e(tip)}</title><rect x="{px:.1f}" y="{py}" width="{pw:.1f}" height="{row - 1}" '
-                     f'fill="{col}" stroke="#fff" stroke-width="0.3"/>'
-                     + (f'<text x="{px + 2:.1f}" y="{py + row - 4}">{_e(label)}</text>' if label else "") + "</g>")
-    parts.append("</svg>")
-    return "".join(parts)
+            kind = flamehtml.KERNEL if space == KERNEL else flamehtml.USER
+            yield [(space, flamehtml.ROOT_KIND)] + [(f, kind) for f in p], w
+    unit = ("samples", "cycles", "instructions")[metric_i]
+    la, lb = f"A {res.a.isa or '?'}", f"B {res.b.isa or '?'}"
+    return flamehtml.diff_from_paths(paths(res.b), paths(res.a), labels=(lb, la), unit=unit,
+                                     title=f"{wl}: {la} vs {lb} ({unit})", min_share=min_share)
 
 
 def flat_metric(res: Result, metric: str) -> bool:
@@ -261,12 +224,14 @@ def scatter_svg(res: Result, metric: str, w: int = 440, h: int = 300, cap: int =
 
 
 def render(res: Result, summary: dict) -> str:
+    from ..profile import flamehtml
     s = summary
     a, b = s["a"], s["b"]
     metric_i = 1 if "cycles" in res.metrics else 2 if "instructions" in res.metrics else 0
     metric_name = ("samples", "cycles", "instructions")[metric_i]
     H = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
-         f"<title>hpmkit compare: {_e(a['isa'])} vs {_e(b['isa'])}</title><style>{CSS}</style></head><body>",
+         f"<title>hpmkit compare: {_e(a['isa'])} vs {_e(b['isa'])}</title><style>{CSS}</style>",
+         flamehtml.assets() + "</head><body>",
          f"<h1>Where {_e(a['isa'])} does relatively worse than {_e(b['isa'])}</h1>",
          f"<p>A = {_e(a['isa'])} (kernel {_e(a['kernel'] or '?')}, {_e(a['label'])}) &nbsp; B = {_e(b['isa'])} "
          f"(kernel {_e(b['kernel'] or '?')}, {_e(b['label'])})<br>workloads: {_e(', '.join(s['workloads']))}; "
@@ -296,14 +261,21 @@ def render(res: Result, summary: dict) -> str:
              f'<div><b>B {_e(b["isa"])}</b><div id="stack-b"></div></div></div>'
              '<p class="muted">Kernel paths root → leaf after entry frames are dropped and names normalised; '
              'red frames lie deeper than the matched context and were merged into it.</p>')
-    H.append(f"<h2>Differential flame graph (kernel, {metric_name})</h2>"
-             "<p class='muted'>Width: mean of A's and B's share of the run; colour: A's share / B's share against the "
-             "median context ratio — red where A spends relatively more, blue where less; hover for numbers.</p>")
+    H.append(f"<h2>Differential flame graph ({metric_name})</h2>"
+             "<p class='muted'>Both sides' stacks of the workload merged, kernel paths as they were matched "
+             "(entry frames dropped, names normalised) under <i>kernel</i>, user-only stacks under <i>user</i>. "
+             f"Colour: the change of each frame's share of its side's {metric_name} — red where A spends a larger "
+             "share of its run than B, blue where smaller, white where equal; the colour selector switches to "
+             "kernel (cool) and user (warm) colours. Width: A's share (the width selector: B's, or the mean). "
+             "Click a frame to zoom, search to highlight (a regular expression), hover for numbers.</p>")
     # the selector opens on the workload of the first ranked context: the graph a reader wants first
     first = s["ranking"][0]["workload"] if s["ranking"] else None
     H.append('<select id="flame-select">' + "".join(
         f'<option value="{_e(w_)}"{" selected" if w_ == first else ""}>{_e(w_)}</option>' for w_ in res.workloads)
-             + "</select><div>" + "".join(flame_svg(res, w_, metric_i) for w_ in res.workloads) + "</div>")
+             + "</select><div>" + "".join(
+                 f'<div class="flame" data-w="{_e(w_)}">'
+                 + flamehtml.fragment(flame_data(res, w_, metric_i), f"flame-{i}", lazy=True) + "</div>"
+                 for i, w_ in enumerate(res.workloads)) + "</div>")
     H.append("<h2>Ratio scatter plots</h2><p class='muted'>One dot per matched context with enough samples; "
              "red: anomalous (ranked), orange: flagged by the detectors but within sampling noise.</p><div>")
     for m in res.metrics:

@@ -94,7 +94,8 @@ def _colour(name: str) -> str:
 def flamegraph_svg(p: Profile, by: str = "samples", comm: bool = True, title: str | None = None,
                    width: int = 1200, min_px: float = 0.3) -> str:
     """An icicle-free, root-at-bottom flame graph; hover shows name, weight and share.
-    Frames narrower than min_px are merged away (their weight stays in the parent)."""
+    Frames narrower than min_px are merged away (their weight stays in the parent). Static,
+    as an SVG file is: the interactive one (search, zoom, differential) is flamehtml's."""
     root = _tree(_weighted_stacks(p, by, comm))
     row_h, pad_top, pad_bot = 16, 34, 10
     total = root.value or 1

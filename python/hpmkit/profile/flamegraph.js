@@ -7,7 +7,12 @@
  * search box to highlight frames whose name matches (a regular expression, or plain text
  * when it is not one), hover for the numbers. Kernel and user frames have their own
  * colours. A differential graph (two profiles, A and B) colours each frame by how its
- * share of all samples changed from A to B: red where B spends more, blue where less.
+ * share of all samples changed from A to B: red where B spends more, blue where less; its
+ * "colour" selector switches to the kernel and user colours and back.
+ *
+ * A box with a data-lazy attribute (a graph in a hidden panel) is left alone until the page
+ * calls hpmFlameInit(box) once it is shown; box.hpmFlame.redraw() fits a drawn graph to its
+ * box again (after it was hidden).
  *
  * No network, no other script: the page works from a file:// URL. The state a test needs
  * is kept in data- attributes (data-zoom, data-matched, data-rendered on the <svg>).
@@ -85,6 +90,7 @@
     const unit = data.unit || "samples";
     const labels = data.labels || ["A", "B"];
     let sizeBy = diff ? "b" : "v";
+    let colourBy = diff ? "change" : "kind";
     let zoomed = root;
     let query = null;
 
@@ -135,14 +141,29 @@
       }
       bar.appendChild(sizeSel);
     }
+    let colourSel = null;
+    if (diff) {
+      colourSel = document.createElement("select");
+      colourSel.className = "hpm-flame-colour";
+      for (const [v, t] of [["change", "colour: change " + labels[0] + " \u2192 " + labels[1]], ["kind", "colour: kernel / user"]]) {
+        const o = document.createElement("option");
+        o.value = v;
+        o.textContent = t;
+        colourSel.appendChild(o);
+      }
+      bar.appendChild(colourSel);
+    }
     const matched = document.createElement("span");
     matched.className = "hpm-flame-matched";
     bar.appendChild(matched);
     const legend = document.createElement("span");
     legend.className = "hpm-flame-legend";
-    legend.innerHTML = diff
-      ? '<i style="background:rgb(245,55,55)"></i>more in ' + esc(labels[1]) + ' <i style="background:rgb(55,55,245)"></i>less in ' + esc(labels[1])
-      : '<i style="background:' + baseColour("x", 1) + '"></i>user <i style="background:' + baseColour("x", 2) + '"></i>kernel';
+    function showLegend() {
+      legend.innerHTML = colourBy === "change"
+        ? '<i style="background:rgb(245,55,55)"></i>more in ' + esc(labels[1]) + ' <i style="background:rgb(55,55,245)"></i>less in ' + esc(labels[1])
+        : '<i style="background:' + baseColour("x", 1) + '"></i>user <i style="background:' + baseColour("x", 2) + '"></i>kernel';
+    }
+    showLegend();
     bar.appendChild(legend);
 
     const svg = el("svg", {class: "hpm-flame-svg", "font-family": "Verdana, sans-serif", "font-size": "11"}, null);
@@ -210,7 +231,7 @@
         const g = el("g", {class: "hpm-frame" + (dim ? " hpm-dim" : ""), "data-name": n.name, "data-kind": n.kind}, svg);
         g.__node = n;
         el("title", {}, g).textContent = describe(n);
-        let fill = diff && n.parent ? diffColour(share(n, "b") - share(n, "a"), maxAbs) : baseColour(n.name, n.kind);
+        let fill = colourBy === "change" && n.parent ? diffColour(share(n, "b") - share(n, "a"), maxAbs) : baseColour(n.name, n.kind);
         if (matches(n)) fill = "rgb(230,0,230)";
         el("rect", {x: x.toFixed(2), y: y, width: Math.max(0.1, w - 0.5).toFixed(2), height: ROW - 1, rx: 2, fill: fill,
                     "fill-opacity": dim ? 0.45 : 1}, g);
@@ -223,6 +244,7 @@
       svg.dataset.zoom = zoomed.name;
       svg.dataset.zoomDepth = zoomed.depth;
       svg.dataset.rendered = todo.length;
+      svg.dataset.colour = colourBy;
       updateMatched();
     }
 
@@ -269,6 +291,7 @@
       render();
     });
     if (sizeSel) sizeSel.addEventListener("change", () => { sizeBy = sizeSel.value; render(); });
+    if (colourSel) colourSel.addEventListener("change", () => { colourBy = colourSel.value; showLegend(); render(); });
     search.addEventListener("keydown", ev => { if (ev.key === "Escape") { search.value = ""; query = null; render(); } });
     let pending = null;
     window.addEventListener("resize", () => {
@@ -285,12 +308,18 @@
       },
       search: q => { search.value = q; search.dispatchEvent(new Event("input")); },
       reset: () => { zoomed = root; render(); },
+      redraw: () => render(),
     };
   }
 
-  function initAll() {
+  // every graph not drawn yet, except lazy ones; or the one box given (lazy or not)
+  function initAll(one) {
+    if (one && one.nodeType === 1) {
+      if (!one.hpmFlame) init(one);
+      return;
+    }
     document.querySelectorAll(".hpm-flame[data-src]").forEach(box => {
-      if (!box.hpmFlame) init(box);
+      if (!box.hpmFlame && !box.hasAttribute("data-lazy")) init(box);
     });
   }
   window.hpmFlameInit = initAll;

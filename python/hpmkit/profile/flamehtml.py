@@ -3,7 +3,8 @@ frames in their own colours, and a differential graph of two profiles.
 
 The drawing is flamegraph.js (beside this file), inlined into the page: no network and no
 other file at view time. Other pages embed graphs with assets() once and fragment() per
-graph (compare's report can call them); page() makes a whole document.
+graph (compare's report does, one differential graph per workload); page() makes a whole
+document.
 
     data = tree_data(profile, by="samples")          # or diff_data(a, b)
     html = page(data, title="pipe on riscv64")
@@ -199,10 +200,13 @@ def assets() -> str:
     return f"<style>{CSS}</style>\n<script>{_js()}</script>\n"
 
 
-def fragment(data: dict, element_id: str) -> str:
-    """One graph to place in a page that includes assets() (before or after it)."""
+def fragment(data: dict, element_id: str, lazy: bool = False) -> str:
+    """One graph to place in a page that includes assets() (before or after it). lazy: the
+    page draws it itself with hpmFlameInit(box) once the box is shown (a graph in a hidden
+    panel: drawn hidden, it would not know its width, and many graphs cost time)."""
     eid = escape(element_id, quote=True)
-    return (f'<div class="hpm-flame" id="{eid}" data-src="{eid}-data"></div>\n'
+    return (f'<div class="hpm-flame" id="{eid}" data-src="{eid}-data"'
+            f'{" data-lazy" if lazy else ""}></div>\n'
             f'<script type="application/json" id="{eid}-data">{_json(data)}</script>\n')
 
 
