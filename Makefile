@@ -30,20 +30,28 @@ LIB_CFLAGS := $(CFLAGS) $(WARN) -fPIC -fvisibility=hidden -pthread
 LIB_SRC := $(wildcard src/lib/*.c) $(ARCH_SRC)
 LIB_OBJ := $(patsubst src/lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRC)) $(BUILD)/obj/lib/embedded.o
 # hpm = command front-ends (src/cli) + the benchmark engine (src/bench) + shared output
-# helpers (src/util) + libhpm; docs/architecture.md says which may include which.
+# helpers (src/util) + the board's symbol readers (src/sym: kallsyms, PLT slots) + the
+# perf.data writer (src/perffile, also linked into lab/pes) + libhpm; docs/architecture.md
+# says which may include which.
 CLI_SRC := $(wildcard src/cli/*.c)
 CLI_OBJ := $(patsubst src/cli/%.c,$(BUILD)/obj/cli/%.o,$(CLI_SRC))
+SYM_SRC := $(wildcard src/sym/*.c)
+SYM_OBJ := $(patsubst src/sym/%.c,$(BUILD)/obj/sym/%.o,$(SYM_SRC))
+PERFFILE_SRC := $(wildcard src/perffile/*.c)
+PERFFILE_OBJ := $(patsubst src/perffile/%.c,$(BUILD)/obj/perffile/%.o,$(PERFFILE_SRC))
 BENCH_SRC := $(wildcard src/bench/*.c)
 BENCH_OBJ := $(patsubst src/bench/%.c,$(BUILD)/obj/bench/%.o,$(BENCH_SRC))
 UTIL_SRC := $(wildcard src/util/*.c)
 UTIL_OBJ := $(patsubst src/util/%.c,$(BUILD)/obj/util/%.o,$(UTIL_SRC))
-HPM_OBJ := $(CLI_OBJ) $(BENCH_OBJ) $(UTIL_OBJ)
+HPM_OBJ := $(CLI_OBJ) $(BENCH_OBJ) $(UTIL_OBJ) $(SYM_OBJ) $(PERFFILE_OBJ)
 DATA := $(sort $(wildcard data/events/*.evt) $(wildcard data/metrics/*.mg))
 HEADERS := $(wildcard include/hpm/*.h)
 TEST_SRC := $(wildcard tests/c/*.c)
 
 SONAME := libhpm.so.0
 LINK_STATIC := $(if $(filter 1,$(STATIC)),-static,)
+# static builds (the lab guests) cannot dlopen: src/sym/demangle.c then leaves names mangled
+CPPFLAGS += $(if $(filter 1,$(STATIC)),-DHPM_STATIC,)
 
 # Fragments in mk/*.mk (one per component: workloads, native helpers for hpmkit, ...) add
 # their targets to EXTRA_ALL (native build) and CROSS_BINS (paths under $(BUILD) that
@@ -84,9 +92,18 @@ $(BUILD)/lib/libhpm.so: $(LIB_OBJ) src/lib/libhpm.map
 		-o $(BUILD)/lib/$(SONAME) $(LIB_OBJ) -lm
 	ln -sf $(SONAME) $@
 
-$(BUILD)/obj/cli/%.o: src/cli/%.c $(wildcard src/cli/*.h) src/bench/bench.h src/util/out.h src/util/sorted.h $(HEADERS)
+$(BUILD)/obj/cli/%.o: src/cli/%.c $(wildcard src/cli/*.h) src/bench/bench.h src/util/out.h src/util/sorted.h \
+		    $(wildcard src/sym/*.h) $(wildcard src/perffile/*.h) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Isrc/bench -Isrc/util $(CFLAGS) $(WARN) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Isrc/bench -Isrc/util -Isrc/sym -Isrc/perffile $(CFLAGS) $(WARN) -c -o $@ $<
+
+$(BUILD)/obj/sym/%.o: src/sym/%.c $(wildcard src/sym/*.h) src/util/sorted.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Isrc/util $(CFLAGS) $(WARN) -c -o $@ $<
+
+$(BUILD)/obj/perffile/%.o: src/perffile/%.c $(wildcard src/perffile/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
 $(BUILD)/obj/bench/%.o: src/bench/%.c $(wildcard src/bench/*.h) src/util/out.h $(HEADERS)
 	@mkdir -p $(@D)

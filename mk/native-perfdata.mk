@@ -2,6 +2,6 @@
 # ctypes (hpmkit.native.load("hpmperf")). Native build only: it runs on the workstation.
 EXTRA_ALL += $(BUILD)/native/libhpmperf.so
 
-$(BUILD)/native/libhpmperf.so: $(wildcard src/native/perfdata_*.c)
+$(BUILD)/native/libhpmperf.so: $(wildcard src/native/perfdata_*.c) src/sym/demangle.c src/sym/demangle.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -fPIC -shared $(WARN) -fvisibility=hidden -o $@ $(filter %.c,$^)
+	$(CC) -O2 -fPIC -shared $(WARN) -fvisibility=hidden -o $@ $(filter %.c,$^) -ldl

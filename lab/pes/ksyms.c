@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../src/cli/perf_file.h"
+#include "perf_file.h"
 #include "pes.h"
 #include "sorted.h"
 

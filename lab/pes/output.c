@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* perf.data output through the project's writer (src/cli/perf_file.c, shared with hpm
+/* perf.data output through the project's writer (src/perffile/perf_file.c, shared with hpm
  * record): one event attr, samples with precise IPs, side-band records (FORK, COMM,
  * MMAP/MMAP2) with sample_id trailers, and header features. Nothing host-specific
  * (time, hostname, paths) goes in, so the same guest run gives the same bytes. The file
@@ -8,7 +8,7 @@
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
-#include "../../src/cli/perf_file.h"
+#include "perf_file.h"
 #include "pes.h"
 
 #define SAMPLE_ID 1

@@ -557,6 +557,11 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The run, with the JSON file already open (of, or NULL for stdout or no JSON): 0, or the
+ * exit status of a failure; of is committed on success. */
+static int run_open(const struct bench_opts *o, char **names, int nnames, const char *json_path,
+		    struct outfile *of, const char *events, bool table);
+
 int bench_run(const struct bench_opts *o, char **names, int nnames, const char *json_path,
 	      const char *events, bool table)
 {
@@ -571,6 +576,26 @@ int bench_run(const struct bench_opts *o, char **names, int nnames, const char *
 			return 2;
 		}
 	}
+	/* The output file first: a missing or read-only folder is one line at once, not an
+	 * error after the whole measurement (minutes) has been thrown away. */
+	struct outfile of = { 0 };
+	bool to_file = json_path && strcmp(json_path, "-");
+	if (to_file) {
+		int r = outfile_open(&of, json_path);
+		if (r < 0) {
+			fprintf(stderr, "hpm bench: cannot write %s: %s\n", json_path, strerror(-r));
+			return 1;
+		}
+	}
+	int rc = run_open(o, names, nnames, json_path, to_file ? &of : NULL, events, table);
+	if (to_file && of.f)
+		outfile_abort(&of); /* failed before the file was complete: leave nothing */
+	return rc;
+}
+
+static int run_open(const struct bench_opts *o, char **names, int nnames, const char *json_path,
+		    struct outfile *of, const char *events, bool table)
+{
 	struct harness h = { .o = o };
 	if (pin(&h) < 0)
 		return 1;
@@ -647,16 +672,9 @@ int bench_run(const struct bench_opts *o, char **names, int nnames, const char *
 		for (int i = 0; i < l.n; i++)
 			table_row(&h, &l.v[i], &res[i]);
 	}
-	struct outfile of;
 	FILE *jf = NULL;
 	if (json_path) {
-		if (!strcmp(json_path, "-"))
-			jf = stdout;
-		else if (outfile_open(&of, json_path) < 0) {
-			fprintf(stderr, "hpm bench: cannot write %s: %s\n", json_path, strerror(errno));
-			return 1;
-		} else
-			jf = of.f;
+		jf = of ? of->f : stdout;
 		header_json(jf, &h);
 		fprintf(jf, ",\n\"results\":[\n");
 		int first = 1;
@@ -691,9 +709,13 @@ int bench_run(const struct bench_opts *o, char **names, int nnames, const char *
 	}
 	if (jf) {
 		fprintf(jf, "]}\n");
-		if (jf != stdout && outfile_commit(&of) < 0) {
-			fprintf(stderr, "hpm bench: cannot write %s: %s\n", json_path, strerror(errno));
-			return 1;
+		if (of) {
+			int r = outfile_commit(of); /* closes it, complete or not */
+			if (r < 0) {
+				fprintf(stderr, "hpm bench: cannot write %s: %s\n", json_path,
+					strerror(-r));
+				return 1;
+			}
 		}
 	}
 	hpm_cycles__close(h.cc);

@@ -19,6 +19,10 @@ int cmd_report(int argc, char **argv);
  * a failed exec); spawn_release lets it exec: 0, the exec's errno, or -1. */
 pid_t spawn(char **cmd, int *go_fd, int *err_fd);
 int spawn_release(pid_t child, int go_fd, int err_fd);
+/* End as perf record/stat end after a stop signal: by signal sig at its default action
+ * (a shell sees 128 + sig), stdio flushed first. Returns only if sig does not end a
+ * process (the caller then exits with 128 + sig). */
+void end_by_signal(int sig);
 
 /* targets.c: CPU lists "0,2-3" (checked against the online CPUs), PID/TID
  * lists "1,2" (each must exist); errors are one line "hpm CMD: ..." and -1. */

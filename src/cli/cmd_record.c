@@ -67,8 +67,10 @@ static const char record_help[] =
 	"\n"
 	"Events and modifiers as in perf (hpm stat --help); a tracepoint leader samples\n"
 	"every hit unless -c/-F says otherwise. SIGINT, SIGTERM or SIGHUP stops the\n"
-	"command (SIGTERM) and writes the file at once; a file that cannot be completed\n"
-	"(disk full) is not left behind, not even under a temporary name.\n"
+	"command (SIGTERM) and writes the file at once; then hpm ends, as perf does, by\n"
+	"the command's signal, or without a command by the one it got (a shell sees\n"
+	"130 for SIGINT, 143 for SIGTERM). A file that cannot be completed (disk full)\n"
+	"is not left behind, not even under a temporary name.\n"
 	"Kernel frames are symbolised from the copy of /proc/kallsyms hpm stores in the\n"
 	"file (feature section 250), so another machine can read them. Lost samples\n"
 	"(ring buffer full) are counted and reported. hpm never changes\n"
@@ -138,6 +140,45 @@ static int output_writable(const char *path)
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
 {
 	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Does an event of this attr type count on a core's PMU, whose overflow interrupt is
+ * what may lose user-mode samples? Hardware, hardware-cache and raw events, and the
+ * dynamic PMUs perf calls core PMUs ("cpu", s390's "cpum_cf", or a PMU whose sysfs
+ * folder lists its "cpus": Arm's armv8_*, hybrid x86's cpu_core/cpu_atom). Not
+ * software events, tracepoints, breakpoints, nor other dynamic PMUs (msr, uncore, ...):
+ * they sample in the kernel or on a timer whatever mode the task ran in. */
+static bool core_pmu_type(uint32_t type)
+{
+	if (type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE || type == PERF_TYPE_RAW)
+		return true;
+	if (type == PERF_TYPE_SOFTWARE || type == PERF_TYPE_TRACEPOINT || type == PERF_TYPE_BREAKPOINT)
+		return false;
+	static const char dir[] = "/sys/bus/event_source/devices";
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	bool core = false;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char path[512], buf[32];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/type", dir, de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		bool same = fgets(buf, sizeof(buf), f) && strtoul(buf, NULL, 10) == type;
+		fclose(f);
+		if (!same)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/cpus", dir, de->d_name);
+		core = !strcmp(de->d_name, "cpu") || !strcmp(de->d_name, "cpum_cf") ||
+		       access(path, F_OK) == 0;
+		break;
+	}
+	closedir(d);
+	return core;
 }
 
 static bool has_explicit_mods(const char *name)
@@ -904,7 +945,7 @@ int cmd_record(int argc, char **argv)
 		bool hw_leader = false, user = false;
 		for (int j = 0; j < nev; j++)
 			if (ev[j].group == j) {
-				hw_leader |= ev[j].attr.type != PERF_TYPE_SOFTWARE;
+				hw_leader |= core_pmu_type(ev[j].attr.type);
 				user |= !ev[j].attr.exclude_user;
 			}
 		/* seen on QEMU riscv64 (SBI PMU): overflow samples of hardware
@@ -937,6 +978,15 @@ int cmd_record(int argc, char **argv)
 	free(o.pids);
 	free(o.tids);
 	free(o.cpus);
+	if (interrupted) {
+		/* The file is written and the command stopped: end by a signal as perf record
+		 * does, so that a shell sees 130 for SIGINT, 143 for SIGTERM; by the command's
+		 * signal when it died by one (the SIGTERM hpm stopped it with), as perf takes
+		 * the workload's, else by the one that stopped hpm. */
+		int sig = o.cmd && WIFSIGNALED(status) ? WTERMSIG(status) : interrupted;
+		end_by_signal(sig);
+		return 128 + sig;
+	}
 	if (o.cmd)
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	return 0;

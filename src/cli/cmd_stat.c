@@ -50,7 +50,8 @@ static const char stat_help[] =
 	"shown as <not supported> and the others are counted (only when none can be\n"
 	"counted is it an error); so is an event a metric group needs, and its metrics\n"
 	"are n/a with the reason. Exit status: the command's. SIGINT or SIGTERM to hpm\n"
-	"stops the command (SIGTERM) and prints the counts at once.\n"
+	"stops the command (SIGTERM) and prints the counts at once; then hpm ends by\n"
+	"the command's signal, or without a command by the one it got, as perf does.\n"
 	"\n"
 	"--per-thread of a command follows its threads and child processes with\n"
 	"ptrace(2): each gets its own counters before its first instruction and is read\n"
@@ -306,6 +307,7 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 	st->elapsed_sum += enabled ? end - count_start : 0;
 	st->status = child > 0 ? (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status))
 			       : 0;
+	st->status_sig = child > 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	return 0;
 }
 
@@ -551,7 +553,7 @@ int cmd_stat(int argc, char **argv)
 	sigaddset(&waitset, SIGTERM);
 	sigprocmask(SIG_BLOCK, &waitset, &old);
 	struct outfile of;
-	bool have_file = false;
+	bool have_file = false, reported = false; /* reported: the counts are out */
 	st.out = o.json ? stdout : stderr;
 	if (o.output) {
 		int r = outfile_open(&of, o.output);
@@ -592,17 +594,20 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 	rc = st.status;
+	reported = true;
 out:
 	if (have_file)
 		outfile_abort(&of);
+	int end_sig = o.cmd && st.status_sig ? st.status_sig : caught;
 	free_state(&st);
 	hpm_ctx__delete(st.ctx);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (caught && !o.cmd && rc == 0) {
-		/* like perf: an interrupted attach ends by the signal, for the shell */
-		fflush(NULL);
-		signal(caught, SIG_DFL);
-		raise(caught);
+	if (caught && reported) {
+		/* like perf: a run stopped by a signal ends by a signal once the counts are
+		 * out (a shell sees 130 for SIGINT, 143 for SIGTERM): the command's when it
+		 * died by one (the SIGTERM hpm stopped it with), else the one hpm got */
+		end_by_signal(end_sig);
+		rc = 128 + end_sig;
 	}
 done:
 	free(o.pids);

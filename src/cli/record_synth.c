@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "kallsyms.h"
 #include "proc_maps.h"
 #include "record.h"
 
@@ -122,31 +123,19 @@ int rec_synth_all(struct perf_file *pf, int *nrec)
 	return r;
 }
 
-/* Kernel symbols: /proc/kallsyms is read at the start (addresses of _text
- * for the kernel map); at the end only the symbols that sampled kernel
- * addresses fall into are stored (a full copy is ~5 MB; the used part is a
- * few hundred lines), unless all of them were asked for. */
-struct ksym {
-	uint64_t addr;
-	uint32_t off, len; /* line in the text buffer */
-	bool keep;         /* perf needs its reference symbol (_text/_stext) */
-};
-
+/* Kernel symbols: /proc/kallsyms is read at the start (src/sym/kallsyms.c; addresses of
+ * _text for the kernel map); at the end only the symbols that sampled kernel addresses fall
+ * into are stored (a full copy is ~5 MB; the used part is a few hundred lines), unless all
+ * of them were asked for. An address is stored with every name listed at it, in listing
+ * order: which one names the function is the reader's rule (hpmkit's choose_alias prefers
+ * a function over a section marker where perf takes the last listed), so the copy must
+ * not decide it. */
 static struct {
-	struct ksym *s;
-	size_t n, cap;
-	char *text;
-	size_t tlen, tcap;
+	struct kallsyms k;
 	uint64_t *used;
 	size_t nused, capused;
-	uint64_t lo, hi;
+	uint64_t lo;
 } ks;
-
-static int cmp_ksym(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -154,35 +143,9 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int ks_add(uint64_t addr, const char *line, size_t len)
-{
-	if (ks.n == ks.cap) {
-		size_t cap = ks.cap ? ks.cap * 2 : 4096;
-		struct ksym *p = realloc(ks.s, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		ks.s = p;
-		ks.cap = cap;
-	}
-	if (ks.tlen + len > ks.tcap) {
-		size_t cap = ks.tcap ? ks.tcap * 2 : 1 << 20;
-		while (cap < ks.tlen + len)
-			cap *= 2;
-		char *p = realloc(ks.text, cap);
-		if (!p)
-			return -ENOMEM;
-		ks.text = p;
-		ks.tcap = cap;
-	}
-	memcpy(ks.text + ks.tlen, line, len);
-	ks.s[ks.n++] = (struct ksym){ addr, (uint32_t)ks.tlen, (uint32_t)len, false };
-	ks.tlen += len;
-	return 0;
-}
-
 void rec_kernel_addr(uint64_t addr)
 {
-	if (!ks.n || addr < ks.lo || addr > ks.hi)
+	if (!ks.k.n || addr < ks.lo)
 		return;
 	if (ks.nused == ks.capused) {
 		size_t cap = ks.capused ? ks.capused * 2 : 4096;
@@ -205,55 +168,23 @@ void rec_kernel_addr(uint64_t addr)
 
 int rec_kernel_begin(struct perf_file *pf, int *nsyms)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return -errno;
-	char line[512];
-	uint64_t text = 0, stext = 0, etext = 0, maxaddr = 0, nonzero = 0;
 	*nsyms = 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[256];
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		if (addr)
-			nonzero++;
-		if (!strcmp(name, "_text"))
-			text = addr;
-		else if (!strcmp(name, "_stext"))
-			stext = addr;
-		else if (!strcmp(name, "_etext"))
-			etext = addr;
-		/* functions only: that is what call stacks need */
-		if (!strchr("tTwW", type))
-			continue;
-		if (!strchr(line, '[') && addr > maxaddr)
-			maxaddr = addr;
-		if (ks_add(addr, line, strlen(line))) {
-			fclose(f);
-			return -ENOMEM;
-		}
-		ks.s[ks.n - 1].keep = !strcmp(name, "_text") || !strcmp(name, "_stext") ||
-				      !strcmp(name, "_etext");
-	}
-	fclose(f);
-	if (!nonzero || !ks.n) {
-		ks.n = 0;
-		return -EACCES;
-	}
-	qsort(ks.s, ks.n, sizeof(*ks.s), cmp_ksym);
+	int r = kallsyms_read(&ks.k, "/proc/kallsyms");
+	if (r)
+		return r;
+	const struct kallsyms *k = &ks.k;
 	/* the kernel map starts at _text (perf's reference symbol); some kernels
 	 * (Debian arm64 6.1) do not list it */
 	const char *ref = "_text";
+	uint64_t text = k->text_addr, etext = k->etext_addr;
 	if (!text) {
-		ref = stext ? "_stext" : "_text";
-		text = stext ? stext : ks.s[0].addr;
+		ref = k->stext_addr ? "_stext" : "_text";
+		text = k->stext_addr ? k->stext_addr : k->v[0].addr;
 	}
-	ks.lo = ks.s[0].addr;
-	ks.hi = ~0ULL;
-	*nsyms = (int)ks.n;
+	ks.lo = k->v[0].addr;
+	*nsyms = (int)k->n;
 	if (!etext || etext <= text)
-		etext = maxaddr + 1;
+		etext = k->max_kernel_addr + 1;
 	struct {
 		uint32_t pid, tid;
 		uint64_t start, len, pgoff;
@@ -265,34 +196,40 @@ int rec_kernel_begin(struct perf_file *pf, int *nsyms)
 	return rec_emit(pf, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, &m, len, (uint32_t)-1, 0, 0);
 }
 
-/* Store the symbols (all, or those containing a sampled address plus the next
- * one, which bounds the last); returns how many. */
+/* perf needs its reference symbols (_text/_stext) in the copy */
+static bool is_ref(const char *name)
+{
+	return !strcmp(name, "_text") || !strcmp(name, "_stext") || !strcmp(name, "_etext");
+}
+
+/* Store the symbols (all, or the addresses holding a sampled address plus the next
+ * address, whose start bounds the last used one), every alias of a stored address;
+ * returns how many lines. */
 int rec_kernel_end(struct perf_file *pf, bool all)
 {
+	const struct kallsyms *k = &ks.k;
 	int n = 0;
-	if (!ks.n)
+	if (!k->n)
 		return 0;
 	qsort(ks.used, ks.nused, sizeof(*ks.used), cmp_u64);
 	size_t u = 0;
-	long last = -1;
-	for (size_t i = 0; i < ks.n; i++) {
-		uint64_t end = i + 1 < ks.n ? ks.s[i + 1].addr : ~0ULL;
-		bool keep = all || ks.s[i].keep;
-		while (u < ks.nused && ks.used[u] < ks.s[i].addr)
+	bool prev_used = false;
+	for (size_t i = 0, end; i < k->n; i = end) {
+		end = kallsyms_group_end(k, i);
+		uint64_t next = end < k->n ? k->v[end].addr : ~0ULL;
+		while (u < ks.nused && ks.used[u] < k->v[i].addr)
 			u++;
-		if (u < ks.nused && ks.used[u] < end)
-			keep = true;
-		if (!keep && last == (long)i - 1 && last >= 0)
-			keep = true; /* the symbol after a used one: its start ends the used one */
-		if (keep) {
-			perf_file__feat_raw(pf, PF_FEAT_HPM_KALLSYMS, ks.text + ks.s[i].off, ks.s[i].len);
-			n++;
-			if (u < ks.nused && ks.used[u] < end)
-				last = (long)i;
-		}
+		bool used = u < ks.nused && ks.used[u] < next;
+		bool keep = all || used || prev_used; /* the address after a used one ends it */
+		for (size_t j = i; !keep && j < end; j++)
+			keep = is_ref(kallsyms_name(k, j));
+		if (keep)
+			for (size_t j = i; j < end; j++, n++)
+				perf_file__feat_raw(pf, PF_FEAT_HPM_KALLSYMS, k->text + k->v[j].line,
+						    k->v[j].len);
+		prev_used = used;
 	}
-	free(ks.s);
-	free(ks.text);
+	kallsyms_free(&ks.k);
 	free(ks.used);
 	memset(&ks, 0, sizeof(ks));
 	return n;

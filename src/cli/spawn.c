@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 #include "cli.h"
 
@@ -56,4 +57,19 @@ int spawn_release(pid_t child, int go, int errfd)
 	ssize_t got = read(errfd, &e, sizeof(e));
 	close(errfd);
 	return got == (ssize_t)sizeof(e) ? e : 0;
+}
+
+void end_by_signal(int sig)
+{
+	/* what is buffered is part of the report; the default action ends the process
+	 * without flushing stdio */
+	fflush(NULL);
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
 }

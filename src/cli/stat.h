@@ -89,6 +89,7 @@ struct stat_state {
 	char quirks[1024];
 	double elapsed_sum;
 	int status;
+	int status_sig; /* the signal that ended the command, 0 when it exited */
 	/* -I */
 	FILE *out;
 	double t_start;

@@ -129,15 +129,14 @@ static void print_attr(struct hpm_ctx *ctx, const char *name)
 	char canon[160];
 	if (hpm_ctx__event_attr(ctx, name, &a, canon, sizeof(canon)) < 0)
 		return;
+	/* no sample_period/sample_freq: the event set opens counting events without them
+	 * (src/lib/evset.c), as perf stat does */
 	fprintf(stderr, "hpm stat: '%s': perf_event_attr type %u, config %#llx", name, a.type,
 		(unsigned long long)a.config);
 	if (a.config1)
 		fprintf(stderr, ", config1 %#llx", (unsigned long long)a.config1);
 	if (a.config2)
 		fprintf(stderr, ", config2 %#llx", (unsigned long long)a.config2);
-	if (a.sample_period)
-		fprintf(stderr, ", %s %llu", a.freq ? "sample_freq" : "sample_period",
-			(unsigned long long)a.sample_period);
 	static const struct {
 		const char *n;
 		unsigned v;

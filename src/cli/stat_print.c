@@ -399,16 +399,18 @@ static void not_supported_notes(FILE *f, struct stat_state *st)
 typedef void (*cell_fn)(FILE *f, struct stat_state *st, struct stat_opts *o, const char *label,
 			const struct bin *b, const struct row *row, const struct hpm_value *v);
 
-/* The cells of the final report in perf's order: per thread, each thread's
- * events; otherwise each event's bins. The text and CSV reports differ only
- * in how one cell is printed. -1 when out of memory (nothing printed). */
+/* The cells of the final report in perf's order: per thread, core or socket,
+ * each bin's events (perf's print_aggr walks the aggregation ids, then the
+ * counters); otherwise (-A, one bin) each event's bins. The text and CSV
+ * reports differ only in how one cell is printed. -1 when out of memory
+ * (nothing printed). */
 static int report_cells(FILE *f, struct stat_state *st, struct stat_opts *o, bool csv, cell_fn fn)
 {
 	struct hpm_value *v = calloc((size_t)st->nev + 1, sizeof(*v));
 	if (!v)
 		return -1;
 	char label[96];
-	bool thread_major = o->aggr == AGGR_THREAD;
+	bool thread_major = o->aggr == AGGR_THREAD || o->aggr == AGGR_CORE || o->aggr == AGGR_SOCKET;
 	int outer = thread_major ? st->nbins : st->nrows, inner = thread_major ? st->nrows : st->nbins;
 	int *order = bin_order(st, o);
 	if (!order) {

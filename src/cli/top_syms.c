@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Symbols for hpm top, without the perf tool: kernel functions from
- * /proc/kallsyms, user functions from the ELF symbol tables of the mapped
+ * /proc/kallsyms (read by src/sym/kallsyms.c, with hpmkit's alias rule), user functions from the ELF symbol tables of the mapped
  * files (.symtab, else .dynsym; a detached debug file found by build-id under
  * /usr/lib/debug/.build-id, as Debian's -dbg packages install them, wins).
  * Process mappings come from /proc/PID/maps when a process is first seen and
@@ -23,6 +23,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "demangle.h"
+#include "kallsyms.h"
 #include "plt.h"
 #include "proc_maps.h"
 #include "sorted.h"
@@ -93,7 +95,8 @@ static int underscores(const char *s)
 
 /* Of two names for one address, the one perf shows: a sized symbol over an
  * unsized one, strong over weak, global over local, fewer leading
- * underscores, then the longer name (then the first, for a stable answer). */
+ * underscores, then the longer name, then the one listed first in the symbol table
+ * (perf keeps the first of equals; all names sit in one buffer in table order). */
 static bool better(const struct sym *a, const struct sym *b)
 {
 	bool sa = a->end > a->start, sb = b->end > b->start;
@@ -109,7 +112,7 @@ static bool better(const struct sym *a, const struct sym *b)
 	size_t la = strlen(a->name), lb = strlen(b->name);
 	if (la != lb)
 		return la > lb;
-	return strcmp(a->name, b->name) < 0;
+	return a->name < b->name;
 }
 
 /* sort, keep one name per address, close open ends at the next start */
@@ -144,6 +147,7 @@ static const struct sym *find(const struct symtab *t, uint64_t addr)
 }
 
 static void load_dso(struct dso *d, pid_t pid);
+static void dump_kernel(const char *path);
 
 /* Test hook (tests/py/test_top_plt.py): HPM_TOP_SYMS_DUMP=FILE in the environment makes
  * top_syms_new() print the table hpm top names FILE's addresses with, one "START END NAME"
@@ -170,6 +174,8 @@ struct top_syms *top_syms_new(void)
 	const char *dump = getenv("HPM_TOP_SYMS_DUMP");
 	if (dump)
 		dump_symbols(dump);
+	if ((dump = getenv("HPM_TOP_KSYMS_DUMP")))
+		dump_kernel(dump);
 	return calloc(1, sizeof(struct top_syms));
 }
 
@@ -196,91 +202,68 @@ void top_syms_free(struct top_syms *s)
 	free(s);
 }
 
-struct kent {
-	uint64_t addr;
-	size_t name, mod; /* offsets into the names buffer; mod 0: the kernel itself */
-	int bind;
-};
-
-static int cmp_kent(const void *a, const void *b)
+/* Kernel functions of a kallsyms text (src/sym/kallsyms.c): one name per address, the
+ * one hpmkit's symboliser gives it (a section marker such as __sched_text_start never
+ * names the function it shares an address with), so that hpm top on a board and hpmkit
+ * on the workstation name kernel functions alike. */
+static int load_kernel(struct top_syms *s, const char *path)
 {
-	const struct kent *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	struct kallsyms k;
+	if (kallsyms_read(&k, path))
+		return 0;
+	struct symtab *t = &s->kernel;
+	if (!(t->v = malloc(sizeof(*t->v) * k.n)) || !(s->kmod = calloc(k.n, sizeof(char *)))) {
+		free(t->v);
+		t->v = NULL;
+		kallsyms_free(&k);
+		return 0;
+	}
+	size_t n = 0;
+	for (size_t i = 0, end; i < k.n; i = end) {
+		end = kallsyms_group_end(&k, i);
+		size_t c = kallsyms_choose(&k, i, end);
+		char type = k.v[c].type;
+		/* T global, t local, W/w weak */
+		t->v[n] = (struct sym){ k.v[c].addr, k.v[c].addr, k.names + k.v[c].name,
+					type == 'T' ? STB_GLOBAL : type == 't' ? STB_LOCAL : STB_WEAK };
+		/* "[mod]" is the dso column of a module's functions */
+		s->kmod[n++] = k.v[c].mod ? k.names + k.v[c].mod : NULL;
+	}
+	/* a function ends where the next begins (kallsyms has no sizes) */
+	for (size_t i = 0; i < n; i++)
+		t->v[i].end = i + 1 < n ? t->v[i + 1].start : t->v[i].start + 4096;
+	t->n = n;
+	/* the names stay; the table owns them */
+	t->names = k.names;
+	int count = (int)k.n;
+	free(k.v);
+	free(k.text);
+	return count;
 }
 
 int top_syms_kernel(struct top_syms *s)
 {
-	FILE *f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return 0;
-	size_t cap = 65536, n = 0, ncap = 1 << 22, nlen = 1; /* offset 0 means "none" */
-	struct kent *e = malloc(sizeof(*e) * cap);
-	char *names = malloc(ncap), line[512];
-	bool all_zero = true, ok = e && names;
-	while (ok && fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[256], mod[128] = "";
-		if (sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod) < 3)
-			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		all_zero &= addr == 0;
-		size_t need = strlen(name) + strlen(mod) + 4;
-		if (n == cap) {
-			struct kent *ne = realloc(e, sizeof(*e) * (cap *= 2));
-			if (!(ok = ne != NULL))
-				break;
-			e = ne;
-		}
-		if (nlen + need > ncap) {
-			char *nn = realloc(names, ncap *= 2);
-			if (!(ok = nn != NULL))
-				break;
-			names = nn;
-		}
-		/* T global, t local, W/w weak */
-		e[n] = (struct kent){ addr, nlen, 0,
-				      type == 'T' ? STB_GLOBAL : type == 't' ? STB_LOCAL : STB_WEAK };
-		nlen += (size_t)sprintf(names + nlen, "%s", name) + 1;
-		if (mod[0]) {
-			/* "[mod]" is the dso column of a module's functions */
-			e[n].mod = nlen;
-			nlen += (size_t)sprintf(names + nlen, "[%s]", mod) + 1;
-		}
-		n++;
+	return load_kernel(s, "/proc/kallsyms");
+}
+
+/* Test hook (tests/py/test_kallsyms_c.py): HPM_TOP_KSYMS_DUMP=FILE makes top_syms_new()
+ * read FILE as hpm top reads /proc/kallsyms and print its table, one "START END NAME"
+ * line per address (hex; NAME followed by " [mod]" for a module), and end the program:
+ * status 0, or 1 when FILE names no function. */
+static void dump_kernel(const char *path)
+{
+	struct top_syms *s = calloc(1, sizeof(*s));
+	if (!s || !load_kernel(s, path)) {
+		fprintf(stderr, "hpm top: %s: no kallsyms text with function addresses\n", path);
+		exit(1);
 	}
-	fclose(f);
-	struct symtab *t = &s->kernel;
-	if (!ok || all_zero || !n || !(t->v = malloc(sizeof(*t->v) * n)) ||
-	    !(s->kmod = calloc(n, sizeof(char *)))) {
-		free(e);
-		free(names);
-		free(t->v);
-		t->v = NULL;
-		return 0;
-	}
-	qsort(e, n, sizeof(*e), cmp_kent);
-	t->names = names;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct sym cand = { e[i].addr, e[i].addr, names + e[i].name, e[i].bind };
-		if (k && t->v[k - 1].start == cand.start) {
-			/* aliases at one address: the name perf would pick */
-			if (better(&cand, &t->v[k - 1])) {
-				t->v[k - 1] = cand;
-				s->kmod[k - 1] = e[i].mod ? names + e[i].mod : NULL;
-			}
-			continue;
-		}
-		t->v[k] = cand;
-		s->kmod[k++] = e[i].mod ? names + e[i].mod : NULL;
-	}
-	/* a function ends where the next begins (kallsyms has no sizes) */
-	for (size_t i = 0; i < k; i++)
-		t->v[i].end = i + 1 < k ? t->v[i + 1].start : t->v[i].start + 4096;
-	t->n = k;
-	free(e);
-	return (int)n;
+	for (size_t i = 0; i < s->kernel.n; i++)
+		printf("0x%llx 0x%llx %s%s%s\n", (unsigned long long)s->kernel.v[i].start,
+		       (unsigned long long)s->kernel.v[i].end, s->kernel.v[i].name,
+		       s->kmod[i] ? " " : "", s->kmod[i] ? s->kmod[i] : "");
+	int rc = fflush(stdout) ? 1 : 0;
+	top_syms_free(s);
+	exit(rc);
 }
 
 /* ---- ELF ---- */
@@ -405,6 +388,55 @@ static int add_plt_slot(void *arg, uint64_t start, uint64_t size, const char *na
 	return 0;
 }
 
+/* C++ names as perf shows them (src/sym/demangle.c), after the choice among aliases, which
+ * perf also makes on the symbol-table names; "_Z...@plt" slots get their target demangled.
+ * All names move into one new allocation. */
+static void demangle_names(struct symtab *t)
+{
+	char **dm = calloc(t->n ? t->n : 1, sizeof(*dm));
+	size_t total = 0;
+	bool any = false;
+
+	if (!dm)
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		const char *n = t->v[i].name;
+		size_t l = strlen(n);
+
+		if (!strncmp(n, "_Z", 2)) {
+			if (l > 4 && !strcmp(n + l - 4, "@plt")) {
+				char *m = strndup(n, l - 4), *d = m ? util_demangle(m) : NULL;
+
+				if (d && (dm[i] = malloc(strlen(d) + 5)))
+					sprintf(dm[i], "%s@plt", d);
+				free(m);
+				free(d);
+			} else {
+				dm[i] = util_demangle(n);
+			}
+		}
+		total += (dm[i] ? strlen(dm[i]) : l) + 1;
+		any |= dm[i] != NULL;
+	}
+	char *buf = any ? malloc(total) : NULL;
+	if (buf) {
+		char *to = buf;
+		for (size_t i = 0; i < t->n; i++) {
+			const char *n = dm[i] ? dm[i] : t->v[i].name;
+			size_t l = strlen(n) + 1;
+
+			memcpy(to, n, l);
+			t->v[i].name = to;
+			to += l;
+		}
+		free(t->names);
+		t->names = buf;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		free(dm[i]);
+	free(dm);
+}
+
 static void *map_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -479,6 +511,7 @@ static void load_dso(struct dso *d, pid_t pid)
 	for (size_t i = 0; i < d->tab.n; i++)
 		d->tab.v[i].name = d->tab.names + (uintptr_t)d->tab.v[i].name;
 	finish(&d->tab);
+	demangle_names(&d->tab);
 }
 
 static struct dso *get_dso(struct top_syms *s, const char *path)

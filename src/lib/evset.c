@@ -255,6 +255,12 @@ static int open_in_group(struct hpm_evset *s, struct evt *e, struct group *g, bo
 		return -ENOMEM;
 	for (int c = 0; c < s->ncpus; c++)
 		e->fd[c] = -1;
+	/* An event set counts; it never samples (no ring buffer is read). A period= or freq=
+	 * term would still arm the kernel's overflow timer or interrupt on every period
+	 * (software/config=1,period=1000/ fires an hrtimer each microsecond and inflates
+	 * task-clock ~15x), so drop them as perf stat does; hpm record keeps its own attr. */
+	e->attr.sample_period = 0;
+	e->attr.freq = 0;
 	e->attr.disabled = leader;
 	e->attr.enable_on_exec = leader && (s->flags & HPM_TARGET_ENABLE_ON_EXEC);
 	e->attr.inherit = !!(s->flags & HPM_TARGET_INHERIT);

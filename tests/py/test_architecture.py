@@ -13,7 +13,7 @@ from conftest import ROOT
 DOC = ROOT / "docs" / "architecture.md"
 PKG = ROOT / "python" / "hpmkit"
 # -I folders of the Makefile, in the order the compiler searches them after the file's own
-INCLUDE_DIRS = ["include", "src/lib", "src/bench", "src/util", "include/hpm-papi"]
+INCLUDE_DIRS = ["include", "src/lib", "src/bench", "src/util", "src/sym", "src/perffile", "include/hpm-papi"]
 
 
 def rooms(text: str | None = None) -> dict[str, tuple[str, set[str]]]:

@@ -95,6 +95,16 @@ def test_unwritable_json_leaves_nothing(tmp_path):
     assert p.returncode == 1 and "cannot write" in p.stderr
 
 
+def test_missing_json_folder_fails_before_measuring(tmp_path):
+    """The output is opened first: one line at once, no measurement run or printed (the
+    whole default suite takes minutes; the timeout says it was not run)."""
+    out = tmp_path / "no" / "r.json"
+    p = hpm("bench", "run", "--json", out, timeout=20)
+    assert p.returncode == 1
+    assert p.stderr.splitlines() == [f"hpm bench: cannot write {out}: No such file or directory"]
+    assert p.stdout == "" and not list(tmp_path.iterdir())
+
+
 def test_compare_ratios_exact(tmp_path):
     a, _ = bench_json(tmp_path, "-b", "mul", "--epochs", "4", name="a.json")
     # a second file: same cases, ns scaled by 2.5 (as another machine would differ)

@@ -34,6 +34,7 @@ from conftest import ROOT
 
 from hpmkit.profile import ingest
 from hpmkit.profile.symbols import DsoCache, load, open_elf
+from hpmkit.profile.symbols import _demangle_plt as dm  # objdump's labels are mangled
 
 DATA = ROOT / "tests" / "data" / "plt"
 FIXTURES = sorted(p.name for p in (DATA / "bin").iterdir())
@@ -75,7 +76,7 @@ def objdump_labels(path: Path, objdump: str) -> dict[int, str]:
 def test_fixture_slots_equal_golden(name):
     gold = committed(name)
     assert gold, "every fixture has PLT slots"
-    assert ours(DATA / "bin" / name) == [(a, n) for a, n, _ in gold]
+    assert ours(DATA / "bin" / name) == [(a, dm(n)) for a, n, _ in gold]
     # every fixture calls a local IFUNC through its PLT: named after the IFUNC (a stripped
     # program keeps no symbol for it: objdump's *ABS*+0xADDEND@plt)
     ifunc = "mylen@plt" if name.endswith(".so") else "pick@plt"
@@ -143,7 +144,7 @@ def test_bti_stubs_in_a_pie(tmp_path):
     assert struct.unpack_from("<H", raw, 16)[0] == 2          # ET_EXEC
     struct.pack_into("<H", raw, 16, 3)                         # ET_DYN
     f.write_bytes(bytes(raw))
-    assert ours(f) == [(a, n) for a, n, _ in committed("aarch64-bti-nopie")]
+    assert ours(f) == [(a, dm(n)) for a, n, _ in committed("aarch64-bti-nopie")]
 
 
 @pytest.mark.parametrize("name", ["aarch64-lazy", "aarch64-pac", "riscv64-lazy",
@@ -152,7 +153,7 @@ def test_undecodable_stubs_use_binutils_rule(tmp_path, name):
     """Stubs that do not decode (here: zeroed) fall back to binutils' rule, relocation i at
     .plt + 32 + i * stub size, which for these bfd-linked fixtures is the decoded layout."""
     f = make_golden.zeroed_plt(DATA / "bin" / name, tmp_path / name)
-    assert ours(f) == [(a, n) for a, n, _ in committed(name)]
+    assert ours(f) == [(a, dm(n)) for a, n, _ in committed(name)]
 
 
 def test_separate_debug_file_keeps_plt(tmp_path):
@@ -200,7 +201,7 @@ def test_system_objects_equal_objdump(path):
         pytest.skip(f"{path} is not installed")
     gold = make_golden.golden(str(p), "objdump")
     assert objdump_labels(p, "objdump") == {a: o for a, _, o in gold}
-    assert ours(p) == [(a, n) for a, n, _ in gold]
+    assert ours(p) == [(a, dm(n)) for a, n, _ in gold]
 
 
 @pytest.mark.parametrize("arch", ["aarch64", "riscv64"])
@@ -219,7 +220,7 @@ def test_cross_libraries(arch):
     slots = 0
     for f in files:
         gold = make_golden.golden(str(f), tool)
-        assert ours(f) == [(a, n) for a, n, _ in gold], f.name
+        assert ours(f) == [(a, dm(n)) for a, n, _ in gold], f.name
         labels = objdump_labels(f, tool)
         extra = {a for a in labels if a not in {g[0] for g in gold}}
         assert {a: labels[a] for a in labels if a not in extra} == {a: o for a, _, o in gold}
@@ -242,7 +243,7 @@ def test_rt_tests_guest_binaries(arch):
     n = 0
     for f in sorted(d.iterdir()):
         gold = make_golden.golden(str(f), tool)
-        assert ours(f) == [(a, nm) for a, nm, _ in gold], f.name
+        assert ours(f) == [(a, dm(nm)) for a, nm, _ in gold], f.name
         n += len(gold)
     assert n > 100
 

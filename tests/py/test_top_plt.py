@@ -31,7 +31,7 @@ from conftest import HPM, ROOT, require, run
 from hpmkit.profile.symbols import open_elf
 
 # the fixtures, their objdump-derived lists and hpmkit's names: the Python test's own
-from test_symbols_plt import DATA, FIXTURES, RT_TESTS, committed, make_golden  # noqa: E402
+from test_symbols_plt import DATA, FIXTURES, RT_TESTS, committed, dm, make_golden  # noqa: E402
 
 
 def c_symbols(path) -> list[tuple[int, int, str]]:
@@ -75,7 +75,7 @@ def test_fixture_slots_equal_golden(name):
     path = DATA / "bin" / name
     gold = committed(name)
     assert gold
-    assert c_names(path) == [(a, n) for a, n, _ in gold]
+    assert c_names(path) == [(a, dm(n)) for a, n, _ in gold]
     # one stub each, as hpmkit sizes them: 16 bytes (x86-64 .plt/.plt.sec, riscv64, plain
     # aarch64), 24 (aarch64 BTI or PAC stubs), 8 or 16 (x86-64 .plt.got)
     slots = c_plt(path)
@@ -107,7 +107,7 @@ def test_bti_stubs_in_a_pie(tmp_path):
     struct.pack_into("<H", raw, 16, 3)                         # ET_DYN
     f = tmp_path / "bti-pie"
     f.write_bytes(bytes(raw))
-    assert c_names(f) == [(a, n) for a, n, _ in committed("aarch64-bti-nopie")]
+    assert c_names(f) == [(a, dm(n)) for a, n, _ in committed("aarch64-bti-nopie")]
     assert {s for _, s, _ in c_plt(f)} == {24}
 
 
@@ -117,7 +117,7 @@ def test_undecodable_stubs_use_binutils_rule(tmp_path, name):
     """Stubs that do not decode (zeroed) fall back to binutils' rule, relocation i at
     .plt + 32 + i * stub size (24 for PAC stubs and BTI ones in a program)."""
     f = make_golden.zeroed_plt(DATA / "bin" / name, tmp_path / name)
-    assert c_names(f) == [(a, n) for a, n, _ in committed(name)]
+    assert c_names(f) == [(a, dm(n)) for a, n, _ in committed(name)]
     assert c_plt(f) == [tuple(s) for s in open_elf(str(f)).plt]
 
 
@@ -150,7 +150,7 @@ def test_system_objects_equal_objdump(path):
     gold = make_golden.golden(str(p), "objdump")
     assert gold
     assert objdump_labels(p, "objdump") == {a: o for a, _, o in gold}
-    assert c_names(p) == [(a, n) for a, n, _ in gold]
+    assert c_names(p) == [(a, dm(n)) for a, n, _ in gold]
 
 
 def test_libc_own_slots_are_out_of_relocation_order():
@@ -168,7 +168,7 @@ def test_libc_own_slots_are_out_of_relocation_order():
     types = ["IRELATIVE" in ln for ln in plt_rel if "R_X86_64" in ln]
     assert types == sorted(types)           # all JUMP_SLOTs, then all IRELATIVEs
     names = dict(c_names(p))
-    assert all(names[gold[i][0]] == gold[i][1] for i in absolute)
+    assert all(names[gold[i][0]] == dm(gold[i][1]) for i in absolute)
     assert not any(names[gold[i][0]].startswith("*ABS*") for i in absolute)
 
 
@@ -186,9 +186,9 @@ def test_static_program(tmp_path, static):
         pytest.skip(f"no static libc: {p.stderr.strip()[:200]}")
     gold = make_golden.golden(str(exe), "objdump")
     assert len(gold) > 3 and all(not n.startswith("*ABS*") for _, n, _ in gold)
-    assert c_names(exe) == ours(exe) == [(a, n) for a, n, _ in gold]
+    assert c_names(exe) == ours(exe) == [(a, dm(n)) for a, n, _ in gold]
     subprocess.run(["strip", "-s", exe], check=True)
-    assert c_names(exe) == ours(exe) == [(a, o) for a, _, o in gold]
+    assert c_names(exe) == ours(exe) == [(a, dm(o)) for a, _, o in gold]
 
 
 @pytest.mark.parametrize("arch", ["aarch64", "riscv64"])

@@ -326,7 +326,7 @@ def open_elf(path: str) -> ElfImage:
         starts, sizes, names, ifuncs = _func_symbols(elf, symtab if has_symtab else
                                                      elf.get_section_by_name(".dynsym"))
         try:
-            plt = plt_symbols(elf, ifuncs.get)
+            plt = [(a, n, _demangle_plt(name)) for a, n, name in plt_symbols(elf, ifuncs.get)]
         except Exception:  # noqa: BLE001 - a damaged PLT costs its slots, not the functions
             plt = []
         has_dwarf = elf.get_section_by_name(".debug_line") is not None
@@ -335,6 +335,11 @@ def open_elf(path: str) -> ElfImage:
                    has_symtab=has_symtab, exec_segments=exec_segs, plt=plt)
     img.set_symbols(starts, sizes, names)
     return img
+
+
+def _demangle_plt(name: str) -> str:
+    """perf demangles a PLT slot's target before it adds "@plt"."""
+    return demangle(name[:-4]) + "@plt" if name.endswith("@plt") else name
 
 
 _SYM64 = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
@@ -383,7 +388,33 @@ def _func_symbols(elf, sec):
             ifunc[v] = (r, name)
     starts = np.array(sorted(best), dtype=np.uint64)
     return (starts, np.array([best[int(v)][2] for v in starts], dtype=np.uint64),
-            [best[int(v)][1] for v in starts], {v: n for v, (_, n) in ifunc.items()})
+            [demangle(best[int(v)][1]) for v in starts], {v: n for v, (_, n) in ifunc.items()})
+
+
+_demangler = None
+
+
+def demangle(name: str) -> str:
+    """A C++ name as perf report prints it ("ns::W::spin" for _ZN2ns1W4spinEi): demangled
+    without parameters by src/sym/demangle.c, the code hpm top uses too; other names, and
+    all names where no libstdc++ is installed, as they are. The choice among aliases is made
+    on the symbol-table names before this, as perf does."""
+    global _demangler
+    if not name.startswith("_Z"):
+        return name
+    if _demangler is None:
+        import ctypes
+        from .. import native
+        fn = native.load("hpmperf").pd_demangle
+        fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong]
+        fn.restype = ctypes.c_int
+        buf = ctypes.create_string_buffer(1 << 16)
+
+        def run(n: str) -> str:
+            k = fn(n.encode("utf-8", "surrogateescape"), buf, len(buf))
+            return buf.value.decode("utf-8", "replace") if k > 0 else n
+        _demangler = run
+    return _demangler(name)
 
 
 PSEUDO_DSOS = ("[vdso]", "[vsyscall]", "[heap]", "[stack]", "[anon", "//anon", "[uprobes]",
@@ -558,12 +589,13 @@ def load(path: str, bias: int = 0) -> SymbolMap:
 
 
 def map_bias(img: ElfImage, maps) -> int | None:
-    """Load bias of an ELF from MMAP records (objects with filename, start, pgoff): the
-    mapping of a file with the same base name whose offset falls in an executable PT_LOAD
-    segment; None when the file was not mapped."""
+    """Load bias of an ELF from its mappings (hpmkit.perfdata.records.Mmap, as the reader
+    decodes MMAP/MMAP2): the executable mapping of a file with the same base name whose offset
+    falls in an executable PT_LOAD segment; None when the file was not mapped."""
     base = os.path.basename(img.path)
     for m in maps:
-        if os.path.basename(m.filename) != base:
+        # a data mapping (perf record -d) of the file says nothing about where its code is
+        if not m.exec or os.path.basename(m.filename) != base:
             continue
         for off, size, vaddr in img.exec_segments:
             if off <= m.pgoff < off + max(size, 1):
