@@ -55,6 +55,13 @@ int explain_open_error(struct hpm_ctx *ctx, int err, const char *name,
 	case EACCES:
 	case EPERM: {
 		const char *what, *need;
+		if (geteuid() == 0)
+			/* root passes every paranoid and ptrace check: the refusal is the event's
+			 * own (a tracepoint the kernel keeps to ftrace, say), as perf says */
+			return hpm__err(ctx, err,
+					"no permission to enable '%s': the kernel refuses this event "
+					"even to root; see 'hpm list' for what can be counted here",
+					name);
 		if (pid == -1) {
 			what = "counting whole CPUs";
 			need = "kernel.perf_event_paranoid <= 0";

@@ -444,6 +444,22 @@ def test_grammar_errors_are_one_line(event, msg):
     assert run([perf(), "stat", "-e", event, "--", "true"]).returncode != 0
 
 
+def test_an_event_refused_to_root_is_no_paranoid_advice():
+    """tracepoint id 1 is refused with EPERM even to root: perf says 'No permission to enable
+    tracepoint/config=1/ event.', and hpm must not blame paranoid or ptrace settings root
+    already passes."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    theirs = run([perf(), "stat", "-e", "tracepoint/config=1/", "--", "true"])
+    if "No permission to enable" not in theirs.stderr + theirs.stdout:
+        pytest.skip("this kernel does not refuse tracepoint id 1 to root")
+    p = hpm("stat", "-e", "tracepoint/config=1/", "--", "true")
+    assert p.returncode == 1
+    line = one_line(p)
+    assert "no permission to enable 'tracepoint/config=1/'" in line and "root" in line
+    assert "paranoid" not in line and "ptrace" not in line
+
+
 def test_pmu_events_of_a_pmu_this_machine_has_are_not_supported_rows(tmp_path):
     # an imitated x86 machine with a core PMU: the encoding comes from its sysfs; opening
     # it here fails like on a PMU that cannot count it, and the rest is counted
