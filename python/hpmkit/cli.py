@@ -139,7 +139,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         # before the report goes to stdout, so they are complete.
         close_all()
         _quiet_stdout()
+    except OSError as e:
+        # the last resort: a read or write no command turned into its own message (a full disk
+        # under stdout, a file that vanished) is still one line, never a traceback
+        close_all()
+        _say(f"hpmkit: {_os_error_line(e)}")
+        _quiet_stdout()
+        return 1
     return 0
+
+
+def _os_error_line(e: OSError) -> str:
+    """An OSError as the one line of an error: the file (or the standard output), the cause in
+    words, and what to do."""
+    from .errors import os_hint, os_reason
+    names = [os.fspath(f) for f in (e.filename, e.filename2) if f is not None]
+    what = " -> ".join(map(str, names)) if names else "a file or the standard output"
+    return f"{what}: {os_reason(e, writing=False)}; {os_hint(e, writing=False)} and run the command again"
 
 
 def _say(line: str) -> None:

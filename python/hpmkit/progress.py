@@ -19,6 +19,9 @@ from typing import TextIO
 _ACTIVE: set["Progress"] = set()
 
 
+STEPS = "{desc}{postfix} [{elapsed}]"   # the bar of a stage with neither total nor unit
+
+
 class Progress:
     def __init__(self, command: str, quiet: bool = False, stream: TextIO | None = None,
                  delay: float = 1.0, tty: bool | None = None):
@@ -49,12 +52,17 @@ class Progress:
             return
         if self.bar is None:
             from tqdm import tqdm
+            # a stage of steps with no total and no unit (one step, or one per detector) shows
+            # what it is on and for how long, not a bare count ("0it")
+            steps = STEPS if not total and not unit else None
             self.bar = tqdm(total=total or None, desc=f"{self.command}: {stage}", file=self.stream,
                             leave=False, delay=max(0.0, self.delay - elapsed), **self._width(),
-                            unit=unit or "it", unit_scale=unit == "B", unit_divisor=1024 if unit == "B" else 1000)
+                            unit=unit or "it", unit_scale=unit == "B", unit_divisor=1024 if unit == "B" else 1000,
+                            bar_format=steps)
             _ACTIVE.add(self)
         if total and self.bar.total != total:
             self.bar.total = total
+            self.bar.bar_format = None
         if item is not None:
             self.bar.set_postfix_str(item, refresh=False)
         if done is None:

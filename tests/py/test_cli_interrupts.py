@@ -87,6 +87,13 @@ def stat_json() -> bytes:
      b"a;b;c 1\n"),
     ("compare", ["compare", "{in}", "--vs", "{arm}", "--html", "{out}/r.html", "--json", "{out}/r.json",
                  "--export-contexts", "{out}", "-q"], b"# hpmkit-contexts 1\n"),
+    ("spe decode", ["spe", "decode", "{in}", "-o", "{out}/run"], b"PERFILE2"),
+    ("spe decode --raw", ["spe", "decode", "--raw", "{in}", "-o", "{out}/run", "--format", "parquet"],
+     b"\x00" * 64),
+    ("spe hotspots", ["spe", "hotspots", "{in}", "--html", "{out}/h.html"], b"PERFILE2"),
+    ("spe c2c", ["spe", "c2c", "{in}", "--html", "{out}/c.html"], b"PERFILE2"),
+    ("report", ["report", "-i", "{in}", "--stdio"], b"PERFILE2"),
+    ("report of perf script text", ["report", "-i", "{in}", "--stdio"], b"ls 123 1.0: 1 cpu-clock:\n"),
 ])
 def test_ctrl_c_is_one_line_exit_130_and_no_file(sides, tmp_path, name, args, feed):
     out = tmp_path / "out"
@@ -107,7 +114,7 @@ def test_an_interrupted_write_leaves_neither_the_file_nor_its_temporary(tmp_path
     monkeypatch.setattr(outputs.os, "replace", ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         outputs.write_text(tmp_path / "new" / "r.html", "<html>" * 100000)
-    assert [f.name for f in (tmp_path / "new").iterdir()] == []
+    assert list(tmp_path.iterdir()) == [], "nor the folder made for it"
 
 
 def closed_stdout(args: list, cwd: Path) -> subprocess.CompletedProcess:
@@ -151,6 +158,33 @@ def test_an_elf_file_is_named_not_quoted(tmp_path):
     (tmp_path / "b.bin").write_bytes(b"\x01\x02\x00\x03" * 64)
     p = hpmkit("profile", "show", "b.bin", cwd=tmp_path)
     assert p.returncode == 1 and p.stderr.count("\n") == 1 and "a binary file that is neither perf.data" in p.stderr
+
+
+@pytest.mark.parametrize("tool,suffix,what,how", [
+    ("gzip", "gz", "a gzip-compressed file", "gunzip"),
+    ("xz", "xz", "an xz-compressed file", "unxz"),
+    ("bzip2", "bz2", "a bzip2-compressed file", "bunzip2"),
+    ("zstd", "zst", "a zstd-compressed file", "zstd -d"),
+])
+def test_a_compressed_recording_is_named_with_its_tool(tmp_path, tool, suffix, what, how):
+    import shutil
+    if not shutil.which(tool):
+        pytest.skip(f"{tool} is not installed")
+    (tmp_path / "s.folded").write_text("main;a;b 3\n" * 50)
+    subprocess.run([tool, "-k", "s.folded"], cwd=tmp_path, check=True)
+    f = f"s.folded.{suffix}"
+    for args in (["profile", "import", f, "-o", "s.hpmprof"], ["profile", "show", f]):
+        p = hpmkit(*args, cwd=tmp_path)
+        assert (p.returncode, p.stdout) == (1, "")
+        assert p.stderr.startswith(f"hpmkit: {f}: {what}; decompress it first ({how}), then import ")
+        assert p.stderr.count("\n") == 1
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["s.folded", f]
+
+
+def test_text_that_starts_like_bzip2_is_still_text(tmp_path):
+    (tmp_path / "s.folded").write_text("BZh9;main;a 3\n")   # the first frame is the command
+    p = hpmkit("profile", "show", "s.folded", cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (0, "") and "100.00  a\n" in p.stdout
 
 
 @pytest.mark.parametrize("args,msg", [

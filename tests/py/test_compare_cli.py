@@ -176,6 +176,29 @@ def test_progress_is_a_bar_on_a_terminal():
     assert out.endswith("\r") and out.rsplit("\r", 2)[1].strip() == ""
 
 
+def test_a_bar_names_its_unit_or_shows_no_count():
+    import io
+    from hpmkit.compare.contexts import contexts
+    from hpmkit.progress import Progress
+    err = io.StringIO()
+    prog = Progress("compare", stream=err, tty=True, delay=0)
+    prog("writing the HTML report")   # one step: what and how long, not "0it"
+    prog.bar.refresh()
+    a, _ = tables(seed=1)
+    seen = []
+    contexts(a, progress=lambda done, total: (seen.append((done, total)),
+                                              prog("reducing stacks to contexts", "A", done, total,
+                                                   unit=" stacks")))
+    prog.bar.refresh()
+    prog.close()
+    out = err.getvalue()
+    assert "compare: writing the HTML report [00:00]" in out
+    assert "it]" not in out and "it/s" not in out and "0it" not in out, out
+    n = len(a.workload)
+    assert seen[0] == (0, n) and seen[-1] == (n, n)
+    assert f"{n}/{n} [" in out and " stacks/s" in out
+
+
 def test_quiet_run_prints_nothing_on_stderr(sides, tmp_path):
     p = hpmkit("compare", sides / "rv", "--vs", sides / "arm", "--json", tmp_path / "r.json", "-q", cwd=tmp_path)
     assert (p.returncode, p.stdout, p.stderr) == (0, "", "")

@@ -169,3 +169,24 @@ def test_precision_and_recall_at_k():
     assert at[1]["precision"] == 1.0 and at[1]["recall"] == pytest.approx(1 / 3)
     assert at[3]["hits"] == sum(1 for h in exp_rows if h)
     assert ev["missed"] == [2]
+
+
+def test_a_section_marker_is_never_ranked():
+    # a symbolizer that named the first function of a section after the section (a kernel with
+    # no data/compare/kernel-symbols.tsv row for the marker): the context names no function,
+    # however anomalous, as [kernel-entry] and [unknown] do not
+    from hpmkit.compare import explain
+    a, b = tables(seed=1, slow={"__asm_copy_to_user": 3.0})
+    for t, n in ((a, 4000), (b, 200)):
+        t.add("pipe", ["_start", "main", "sys_read", "schedule", "__kprobes_text_start"], 3,
+              samples=n, cycles=n * 1e4, instructions=n * 6e3)
+    res = _run(a, b)
+    rows = [r for r in res.rows if r.function == "__kprobes_text_start"]
+    assert rows and rows[0].score > 0 and rows[0].anomalous and rows[0].pseudo and rows[0].marker
+    assert all(r.function != "__kprobes_text_start" for r in res.ranked)
+    assert res.ranked[0].function == "raw_copy_to_user"
+    assert any("(__kprobes_text_start) not ranked" in w and "section markers" in w for w in res.warnings)
+    why = [" ".join(row) for row in explain.rows(res) if "__kprobes_text_start" in row]
+    assert any("is a section marker" in w and "never ranked" in w for w in why), why
+    # a function whose name only looks like one stays a function
+    assert not [r for r in res.rows if r.function == "raw_copy_to_user"][0].pseudo

@@ -59,3 +59,26 @@ def test_cpio_is_read_by_gnu_cpio(tmp_path):
     p = subprocess.run(["cpio", "-id", "--quiet"], input=arc, cwd=tmp_path, check=True)
     assert (tmp_path / "lab" / "argv").read_bytes() == b"hpm\0list\0"
     assert (tmp_path / "bin" / "hpm").stat().st_mode & 0o111
+
+
+def test_a_missing_guest_command_points_at_shell(monkeypatch):
+    # no guest is booted: the message the CLI gives when the guest cannot exec the command
+    import errno
+
+    from hpmkit.lab import cli, guest
+    monkeypatch.setattr(guest, "bin_names", lambda arch: ["hpm", "ksuite"])
+    e = cli._cannot_run("riscv64", "sh", errno.ENOENT, shell=False)
+    assert e.exit_code == 127
+    assert str(e) == ("riscv64 guest: cannot run 'sh': No such file or directory (the guest's PATH "
+                      "is /bin: hpm, ksuite; no shell unless asked: for pipes, redirections and "
+                      "loops give --shell and the script as one quoted argument, e.g. hpmkit lab "
+                      "run --arch riscv64 --shell -- 'ksuite list | head -3'; other programs: --add a "
+                      "static binary)")
+    assert "busybox" not in str(e).split("; ", 1)[1]
+    # the hint's own command line is one `lab run` takes
+    from hpmkit.cli import _parser
+    argv = ["lab", "run", "--arch", "riscv64", "--shell", "--", "ksuite list | head -3"]
+    args = _parser(argv).parse_args(argv)
+    assert args.shell and args.argv[-1] == "ksuite list | head -3" and args.run is cli._run
+    e = cli._cannot_run("aarch64", "sh", errno.EACCES, shell=True)
+    assert e.exit_code == 126 and "--shell runs the script with /bin/sh" in str(e)

@@ -89,10 +89,17 @@ class Row:
     @property
     def pseudo(self) -> bool:
         """The context names no function: `[kernel-entry]` (samples in the entry code),
-        `[unknown]` (an unresolved frame). Such a context is never ranked: there is nothing
-        a port could fix under that name."""
+        `[unknown]` (an unresolved frame), or a section/linker marker (`__sched_text_start`,
+        `_stext`: a symbolizer that named the first function of a section after its section,
+        profile.symbols.is_marker). Such a context is never ranked: there is nothing a port
+        could fix under that name."""
         f = self.function
-        return f.startswith("[") and f.endswith("]")
+        return (f.startswith("[") and f.endswith("]")) or self.marker
+
+    @property
+    def marker(self) -> bool:
+        """The context is named by a section/linker marker, not a function."""
+        return _is_marker(self.function)
 
     def ci(self, metric: str) -> tuple[float, float]:
         """Approximate 95% interval of the ratio from sampling noise (Poisson counts)."""
@@ -102,6 +109,11 @@ class Row:
             return (math.nan, math.nan)
         h = CI_Z * math.sqrt(1 / na + 1 / nb)
         return (r * math.exp(-h), r * math.exp(h))
+
+
+def _is_marker(name: str) -> bool:
+    from ..profile.symbols import is_marker   # here: hpmkit.profile imports pyarrow
+    return is_marker(name)
 
 
 @dataclass
@@ -318,7 +330,8 @@ def run(a: Contexts, b: Contexts, opts: Options | None = None, progress=None) ->
     if pseudo:
         n = sum(1 for r in live if r.score > 0 and r.pseudo)
         warnings.append(f"{n} anomalous context(s) named by a pseudo-frame ({', '.join(pseudo)}) not ranked: "
-                        "they name no function (--explain lists them)")
+                        "they name no function (" + ("section markers name a section; " if any(
+                            _is_marker(f) for f in pseudo) else "") + "--explain lists them)")
     ranked = sorted((r for r in live if r.score > 0 and not r.pseudo),
                     key=lambda r: (-r.score, r.workload, r.space, r.group.anchor))
     for i, r in enumerate(ranked, 1):

@@ -112,10 +112,13 @@ def _run(args) -> int:
             raise UsageError(f"--export-contexts {d}: cannot make the folder: {e.strerror}") from None
         inputs.write_ctx(ta, d / f"A-{ta.isa}.ctx.tsv")
         inputs.write_ctx(tb, d / f"B-{tb.isa}.ctx.tsv")
-    prog("reducing stacks to contexts")
     from .gcpause import paused
+    na, nb = len(ta.workload), len(tb.workload)
+    stage = "reducing stacks to contexts"
+    prog(stage, "A", 0, na + nb, unit=" stacks")
     with paused():
-        ca, cb = contexts(ta), contexts(tb)
+        ca = contexts(ta, progress=lambda done, _: prog(stage, "A", done, na + nb, unit=" stacks"))
+        cb = contexts(tb, progress=lambda done, _: prog(stage, "B", na + done, na + nb, unit=" stacks"))
     opts = analyse.Options(
         metrics=tuple(_list(args.metrics)) if args.metrics else None, min_samples=args.min_samples,
         min_contexts=args.min_contexts, detectors=_list(args.detectors), seed=args.seed, vote=args.vote,
@@ -151,12 +154,12 @@ def _run(args) -> int:
     exact.annotate(s, res, src)
     if args.json:
         import json
-        inputs.atomic_write(Path(args.json), json.dumps(s, indent=1) + "\n")
+        inputs.atomic_write(Path(args.json), json.dumps(s, indent=1) + "\n", "--json")
     if args.html:
         prog("writing the HTML report")
         with paused():
             page = html.render(res, s)
-        inputs.atomic_write(Path(args.html), page)
+        inputs.atomic_write(Path(args.html), page, "--html")
     if args.explain:
         _write_explain(args.explain, res, src)
     prog.close()
@@ -172,4 +175,4 @@ def _write_explain(dest: str, res, src) -> None:
     if dest == "-":
         sys.stdout.write(table)
     else:
-        inputs.atomic_write(Path(dest), table)
+        inputs.atomic_write(Path(dest), table, "--explain")

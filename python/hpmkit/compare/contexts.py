@@ -105,7 +105,9 @@ def split_kernel(stack, nkernel: int | None, entry: EntryFrames) -> int:
 
 
 def contexts(table: ContextTable, normalise: Normaliser | None = None,
-             entry: EntryFrames | None = None, ksyms: KernelSymbols | None = None) -> Contexts:
+             entry: EntryFrames | None = None, ksyms: KernelSymbols | None = None,
+             progress=None) -> Contexts:
+    """progress(done, total): rows of `table` reduced so far (every few thousand rows)."""
     from ..profile.symbols import is_marker
     normalise = normalise or Normaliser.load()
     entry = entry or EntryFrames.load(table.isa, table.kernel)
@@ -120,7 +122,10 @@ def contexts(table: ContextTable, normalise: Normaliser | None = None,
     names_memo = normalise._memo
     marked: dict[str, float] = {}      # marker name -> samples whose kernel stack still holds it
     marker_memo: dict[str, bool] = {}
-    for wl, raw, nk, cost in zip(table.workload, table.stack, table.nkernel, table.costs):
+    nrows = len(table.workload)
+    for row, (wl, raw, nk, cost) in enumerate(zip(table.workload, table.stack, table.nkernel, table.costs)):
+        if progress is not None and not row & 4095:
+            progress(row, nrows)
         key = (raw, nk)
         got = memo.get(key)
         if got is None:
@@ -165,6 +170,8 @@ def contexts(table: ContextTable, normalise: Normaliser | None = None,
         if role is not None:
             r = entries.setdefault(wl, {})
             r[role] = r.get(role, 0.0) + cost[0]
+    if progress is not None:
+        progress(nrows, nrows)
     # cost vectors: numpy arrays of (samples, cycles, instructions), built once at the end
     by_wl = {wl: {k: np.array(v, dtype=np.float64) for k, v in d.items()} for wl, d in by_wl.items()}
     totals = {wl: np.array(v, dtype=np.float64) for wl, v in totals.items()}

@@ -47,8 +47,9 @@ def status_of(r: Row, res: Result) -> tuple[str, str]:
     if r.rank is not None:
         return "ranked", f"anomalous on {', '.join(r.anomalous)}"
     if r.pseudo and r.score > 0:
-        return "not-ranked", (f"anomalous on {', '.join(r.anomalous)}, but {r.function} is a pseudo-frame "
-                              "that names no function: never ranked")
+        what = ("a section marker (the symbolizer named a function after its section)" if r.marker
+                else "a pseudo-frame that names no function")
+        return "not-ranked", f"anomalous on {', '.join(r.anomalous)}, but {r.function} is {what}: never ranked"
     if not res.detection:
         return "not-ranked", (f"nothing ranked: only {len(res.rows) - res.thin} matched context(s) have "
                               f"enough samples, detection needs --min-contexts {o.min_contexts}")

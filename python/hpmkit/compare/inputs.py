@@ -94,10 +94,11 @@ def write_ctx(t: ContextTable, path: Path) -> None:
     atomic_write(path, "\n".join(out) + "\n")
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Whole or not at all, missing folders made (hpmkit.outputs)."""
+def atomic_write(path: Path, text: str, option: str | None = None) -> None:
+    """Whole or not at all, missing folders made; a failure is one line naming the file and
+    `option` (hpmkit.outputs)."""
     from ..outputs import write_text
-    write_text(path, text)
+    write_text(path, text, option)
 
 
 def expand(args: list[str]) -> list[Path]:

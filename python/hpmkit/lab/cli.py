@@ -279,6 +279,20 @@ def _prepare(args) -> int:
     return 0
 
 
+def _cannot_run(arch: str, name: str, err_no: int, shell: bool) -> LabError:
+    """The guest could not exec the command: what its PATH holds and how to get a shell."""
+    hint = (f"--shell runs the script with /bin/sh, Debian's busybox-static in "
+            f"{guest.CACHE / 'busybox' / arch}: delete that folder to fetch it again" if shell else
+            "no shell unless asked: for pipes, redirections and loops give --shell and the script "
+            f"as one quoted argument, e.g. hpmkit lab run --arch {arch} --shell -- "
+            "'ksuite list | head -3'; other programs: --add a static binary")
+    err = LabError(f"{arch} guest: cannot run '{name}': {os.strerror(err_no)} "
+                   f"(the guest's PATH is /bin: {', '.join(guest.bin_names(arch))}; {hint})")
+    # like a shell (and perf): 127 for a command that is not there, 126 for one that cannot be run
+    err.exit_code = 127 if err_no == errno.ENOENT else 126
+    return err
+
+
 def _run(args) -> int:
     argv = _argv(args)
     sysctls = {}
@@ -302,14 +316,7 @@ def _run(args) -> int:
         res = guest.run(arch, argv, timeout=args.timeout, sysctls=sysctls, console_log=log,
                         env=env, add=added)
         if res.exec_errno is not None:
-            err = LabError(f"{arch} guest: cannot run '{argv[0]}': {os.strerror(res.exec_errno)} "
-                           f"(the guest's PATH is /bin: {', '.join(guest.bin_names(arch))}; "
-                           "no shell: --add your own static binary, e.g. busybox, and run "
-                           "'busybox sh -c ...')")
-            # like a shell (and perf): 127 for a command that is not there, 126 for one that
-            # cannot be run
-            err.exit_code = 127 if res.exec_errno == errno.ENOENT else 126
-            raise err
+            raise _cannot_run(arch, argv[0], res.exec_errno, args.shell)
         for w in res.warnings:
             print(f"lab: {arch} guest: {w}", file=sys.stderr)
         sys.stdout.write(res.stdout.decode(errors="replace"))

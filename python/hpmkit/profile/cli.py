@@ -13,7 +13,7 @@ examples:
   hpmkit profile import perf.data                      -> perf.hpmprof/ (Parquet + meta.json)
   hpmkit profile import perf.data -o run1.hpmprof --kallsyms board-kallsyms.txt --symfs ./rootfs
   hpmkit profile import out.perf-script.txt            perf script text (any events, -g or not)
-  hpmkit profile show run1.hpmprof                     events, totals, hottest functions
+  hpmkit profile show run1.hpmprof                     events, totals, hottest functions, commands
   hpmkit profile show perf.data --by instructions      (a recording is imported on the fly)
   hpmkit profile export run1.hpmprof --format svg -o flame.svg
   hpmkit profile export run1.hpmprof --format folded > stacks.folded
@@ -63,12 +63,15 @@ def add_parser(sub, raw_formatter) -> None:
     quiet(i)
     i.set_defaults(run=_import)
 
-    s = ps.add_parser("show", help="summary: source, events, totals, skipped, top functions",
+    s = ps.add_parser("show", help="summary: source, events, totals, skipped, top functions and commands",
                       epilog=EPILOG, formatter_class=raw_formatter)
     s.add_argument("file", metavar="PROFILE", help="a .hpmprof directory or a recording")
     s.add_argument("--by", default="samples", metavar="EVENT",
                    help="weight: samples (default), a sampling event, or a group member")
     s.add_argument("--top", type=int, default=15, metavar="N", help="functions listed (default 15)")
+    s.add_argument("--comms", type=int, default=10, metavar="N",
+                   help="commands listed per event in the 'by command' table (default 10; 0: no "
+                   "table); its figures are perf report --sort comm -n's Samples and Overhead")
     sym_opts(s)
     quiet(s)
     s.set_defaults(run=_show)
@@ -126,7 +129,7 @@ def _write(path: str | None, text: str) -> None:
         sys.stdout.write(text)
         return
     from ..outputs import write_text
-    write_text(path, text)
+    write_text(path, text, "-o")
 
 
 def _kallsyms(args) -> int:
@@ -157,7 +160,7 @@ def _import(args) -> int:
     prof = _load(args)
     if args.workload:
         prof.meta["workload"] = args.workload
-    dest = prof.save(out)
+    dest = prof.save(out, "-o DIR.hpmprof")
     m = prof.meta
     sym = m.get("symbolisation", {})
     print(f"{dest}: {prof.samples.num_rows} samples, {prof.stacks.num_rows} stacks, "
@@ -181,6 +184,8 @@ def _warnings(m: dict) -> None:
 
 def _show(args) -> int:
     from collections import Counter
+
+    import pyarrow.compute as pc
     prof = _load(args)
     m = prof.meta
     w = prof.weights(args.by)
@@ -199,8 +204,11 @@ def _show(args) -> int:
     for k in ("isa", "kernel", "hostname", "nrcpus", "workload", "cmdline"):
         if m.get(k) is not None:
             print(f"{k + ':':9} {m[k]}")
-    print(f"samples:  {prof.samples.num_rows}   stacks: {prof.stacks.num_rows}   "
-          f"frames: {prof.frames.num_rows}   lost: {m.get('lost', 0)}")
+    # folded stacks keep one row per line when the counts are large: the samples are the counts
+    nsamples = pc.sum(prof.sample_counts()).as_py() or 0
+    rows = prof.samples.num_rows
+    print(f"samples:  {nsamples}" + (f" (in {rows} rows)" if nsamples != rows else "") +
+          f"   stacks: {prof.stacks.num_rows}   frames: {prof.frames.num_rows}   lost: {m.get('lost', 0)}")
     for e in m["events"]:
         per = f"period {e['period']}" if "period" in e else f"freq {e.get('freq')} Hz"
         tot = (m.get("totals") or {}).get(e["name"])
@@ -218,7 +226,43 @@ def _show(args) -> int:
     print(f"{'self%':>7} {'total%':>7}  function")
     for name, v in self_w.most_common(args.top):
         print(f"{100 * v / allw:7.2f} {100 * total_w[name] / allw:7.2f}  {name}")
+    if args.comms > 0:
+        for line in comm_table(prof, args.comms):
+            print(line)
     return 0
+
+
+def comm_table(prof, top: int) -> list[str]:
+    """The 'by command' table of `profile show`: per event, the commands with the most samples,
+    each with its samples and its share of the event's period, as `perf report --sort comm -n`
+    prints them (Samples, Overhead). Folded stacks count each line's count as samples."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    s = prof.samples
+    if not s.num_rows:
+        return []
+    counts = prof.sample_counts()
+    period = pc.fill_null(s.column("period"), 0)
+    comm = pc.fill_null(s.column("comm"), "[unknown]")
+    out = []
+    for ev in prof.event_names():
+        mask = pc.equal(s.column("event"), ev)
+        t = pa.table({"comm": comm, "n": counts, "p": period.cast(pa.float64())}).filter(mask)
+        if not t.num_rows:
+            continue
+        g = t.group_by("comm").aggregate([("n", "sum"), ("p", "sum")])
+        rows = sorted(zip(g["comm"].to_pylist(), g["n_sum"].to_pylist(), g["p_sum"].to_pylist()),
+                      key=lambda r: (-r[2], -r[1], r[0]))
+        n_all, p_all = sum(r[1] for r in rows), sum(r[2] for r in rows)
+        shown = rows[:top]
+        out.append(f"\nby command, {ev} ({n_all} samples, {len(rows)} command{'s' * (len(rows) != 1)}"
+                   + (f", top {len(shown)}" if len(shown) < len(rows) else "") + "):")
+        width = max(7, len(str(shown[0][1])))
+        out.append(f"{'samples':>{width}}  {'overhead':>8}  command")
+        for name, n, p in shown:
+            share = p / p_all if p_all > 0 else n / n_all
+            out.append(f"{n:>{width}}  {100 * share:7.2f}%  {name}")
+    return out
 
 
 def _export(args) -> int:

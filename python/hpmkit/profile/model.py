@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import FormatError, InputError, ReadError
+from ..errors import FormatError, InputError, ReadError, write_error
 
 FORMAT = "hpmkit-profile"
 VERSION = 1
@@ -71,13 +71,18 @@ class Profile:
                 f"{self.stacks.num_rows} stacks, {self.frames.num_rows} frames)")
 
     # -- persistence ---------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike, option: str | None = None) -> Path:
         """Write the profile directory (NAME.hpmprof) atomically: temp dir, then rename.
-        An existing profile at that path is replaced."""
+        An existing profile at that path is replaced. A failed write is an OutputError naming
+        `option` (the command's output option, e.g. "-o DIR") and leaves nothing behind."""
         dest = Path(path)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+        tmp = None
         try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; a profile is an ordinary folder
             (tmp / "meta.json").write_text(json.dumps(self.meta, indent=1, sort_keys=False) + "\n")
             pq.write_table(self.samples, tmp / "samples.parquet")
             pq.write_table(self.stacks, tmp / "stacks.parquet")
@@ -93,8 +98,13 @@ class Profile:
                 shutil.rmtree(old, ignore_errors=True)
             else:
                 tmp.rename(dest)
+        except OSError as e:   # a full disk, a folder that takes no files: one line, no traceback
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+            raise write_error(dest, e, option) from None
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
             raise
         return dest
 

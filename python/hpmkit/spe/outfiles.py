@@ -9,32 +9,12 @@ Failures are OutputError: one line naming the path, the reason and what to do.
 """
 from __future__ import annotations
 
-import errno
 import os
 import tempfile
 
-from ..errors import HpmkitError
+from ..errors import OutputError, os_reason as _reason
 
-
-class OutputError(HpmkitError):
-    """An output file could not be written (the command wrote nothing)."""
-
-    exit_code = 1
-
-
-def _reason(e: OSError) -> str:
-    code = e.errno
-    if code in (errno.ENOSPC, errno.EDQUOT):
-        return "no space left on the device (disk or quota full)"
-    if code == errno.EROFS:
-        return "the file system is read-only"
-    if code in (errno.EACCES, errno.EPERM):
-        return "permission denied"
-    if code == errno.ENOENT:
-        return "the directory does not take new files"
-    if code == errno.EFBIG:
-        return "file too large for this file system or process limit"
-    return e.strerror or str(e)
+__all__ = ["OutputError", "Outputs", "check", "error", "write_text"]
 
 
 def error(path: str, e: OSError, hint: str) -> OutputError:
@@ -61,6 +41,9 @@ def check(path: str, hint: str) -> None:
         raise OutputError(f"cannot write {path}: {base} is not a directory; {hint}")
     if os.path.isdir(path):
         raise OutputError(f"cannot write {path}: it is a directory; remove it or {hint}")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # renaming the finished file over /dev/null or a FIFO would replace it, not write to it
+        raise OutputError(f"cannot write {path}: it is a device or FIFO, not a file; {hint}")
     if os.statvfs(base).f_flag & os.ST_RDONLY:
         raise OutputError(f"cannot write {path}: the file system is read-only; {hint}")
     if not os.access(base, os.W_OK):
