@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import gzip
 import os
-import struct
 import subprocess
 import sys
 from collections import defaultdict
@@ -101,13 +100,14 @@ def symfs_for(arch: str, out: Path, add: list[Path], roots: list[Path] = ()) -> 
 def process_parents(perf_data: Path) -> dict[int, int]:
     """pid -> parent pid, from the FORK records the sampler writes for every new process."""
     from ..perfdata import PerfData
+    from ..perfdata import records as R
     parents: dict[int, int] = {}
     with PerfData(perf_data) as pd:
         for rec in pd.records():
             if rec.name == "FORK":
-                pid, ppid, tid, _ptid = struct.unpack_from("<iiii", rec.payload, 0)
-                if pid == tid and pid != ppid:
-                    parents[pid] = ppid
+                t = R.fork(rec)
+                if t.pid == t.tid and t.pid != t.ppid:
+                    parents[t.pid] = t.ppid
     return parents
 
 
@@ -279,15 +279,14 @@ def name_firmware(arch: str, prof):
 def _exe_maps(data: Path) -> dict[int, list[tuple[int, int, int, str]]]:
     """pid -> [(start, end, pgoff, filename)] of executable user mappings (MMAP2/MMAP)."""
     from ..perfdata import PerfData
+    from ..perfdata import records as R
     maps: dict[int, list] = defaultdict(list)
     with PerfData(data) as pd:
         for rec in pd.records():
             if rec.name in ("MMAP", "MMAP2"):
-                pid, _tid, start, length, pgoff = struct.unpack_from("<iiQQQ", rec.payload, 0)
-                off = 32 if rec.name == "MMAP" else 64
-                name = bytes(rec.payload[off:]).split(b"\0", 1)[0].decode(errors="replace")
-                if pid not in (-1, 0) and not name.startswith("["):
-                    maps[pid].append((start, start + length, pgoff, name))
+                m = R.mmap(rec)
+                if m.pid not in (-1, 0) and not m.filename.startswith("["):
+                    maps[m.pid].append((m.start, m.end, m.pgoff, m.filename))
     return maps
 
 

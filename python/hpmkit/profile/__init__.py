@@ -6,6 +6,7 @@ detects perf.data by its PERFILE2 magic, otherwise parses perf script text (or f
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 
 from ..errors import ReadError
@@ -30,7 +31,8 @@ def ingest(path: str | os.PathLike, *, kallsyms: str | None = None, symfs: str |
             head = f.read(4096)   # the magic, and enough to tell text from binary
     except OSError as e:
         raise ReadError(path, f"cannot open: {e.strerror}") from e
-    if head[:8] in (b"PERFILE2", b"2ELIFREP", b"PERFFILE"):   # PERFFILE: the legacy header
+    from ..perfdata.format import MAGICS
+    if head[:8] in MAGICS:      # PERFILE2, its big-endian spelling, the legacy PERFFILE
         from .perfdata_ingest import ingest_perfdata
         return ingest_perfdata(path, kallsyms=kallsyms, symfs=symfs, srcline=srcline,
                                progress=progress)
@@ -46,6 +48,11 @@ _MAGIC = (
      "record it with 'hpm record -g -- PROGRAM' or 'perf record -g -- PROGRAM' and import the perf.data"),
     (b"\x1f\x8b", "a gzip-compressed file", "decompress it first (gunzip), then import the perf.data or text"),
     (b"\x28\xb5\x2f\xfd", "a zstd-compressed file", "decompress it first (zstd -d), then import it"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file", "decompress it first (unxz), then import it"),
+    # "BZh", the block size digit, then the first block's magic (or the end of an empty stream):
+    # text may begin with "BZh"
+    (re.compile(rb"BZh[1-9](\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)"),
+     "a bzip2-compressed file", "decompress it first (bunzip2), then import it"),
     (b"PAR1", "a Parquet file, not a recording",
      "import the recording itself; a profile folder (NAME.hpmprof) is read as it is"),
 )
@@ -54,7 +61,7 @@ _MAGIC = (
 def _not_a_recording(path: str, head: bytes) -> None:
     from ..errors import FormatError
     for magic, what, hint in _MAGIC:
-        if head.startswith(magic):
+        if magic.match(head) if isinstance(magic, re.Pattern) else head.startswith(magic):
             raise FormatError(path, what, hint)
     if b"\0" in head:
         raise FormatError(path, "a binary file that is neither perf.data (no PERFILE2 magic) nor text",

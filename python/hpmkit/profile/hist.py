@@ -163,6 +163,7 @@ class Frames:
         self.func: list[tuple] = [()] * n               # call-graph node identity
         self.start: list[int] = [0] * n                 # symbol start or address (graph ties)
         cols = [f[c].to_pylist() for c in ("symbol", "offset", "dso", "kernel", "addr", "dso_addr")]
+        by_name: dict[tuple, int] = {}      # (dso, symbol) -> start of its first frame
         for i, sym, off, dso, kern, addr, daddr in zip(ids, *cols):
             kern = bool(kern)
             addr = addr or 0
@@ -175,15 +176,27 @@ class Frames:
                 # perf keys a symbol by its DSO and start; the name as well, for inputs
                 # without addresses (folded stacks)
                 start = rel - (off or 0)
+                if off is None or (not kern and daddr is None):
+                    # perf script text: a user address is absolute (each process of a
+                    # fork/exec workload has its own load address) and without symoff there
+                    # is no start at all, so the same function would split into one entry
+                    # per address; perf's one symbol of the DSO is its name here (the first
+                    # start seen only orders the entries)
+                    start = by_name.setdefault((dso, sym), start)
                 self.sym_self[i] = self.sym_chain[i] = ("s", self.short[i] or "", start, sym)
                 self.func[i] = (dso, "s", start, sym)
                 self.start[i] = start
             else:
-                # an unnamed module address: perf makes it module-relative (the model keeps
-                # no module base), so it is an entry of its own as in perf, shown raw
+                # an unnamed module address: perf makes a sample's own address module-relative
+                # (its map_ip) and keys and prints it so; the ingest keeps that address as
+                # dso_addr. Without it (older profiles) it stays an entry of its own, raw.
                 module = kern and self.short[i] not in (None, "[kernel.kallsyms]",
                                                         "[kernel.vmlinux]")
-                self.sym_self[i] = ("m", addr) if module else ("a", rel)
+                if module and daddr is not None:
+                    self.self_ip[i] = daddr
+                    self.sym_self[i] = ("a", daddr)
+                else:
+                    self.sym_self[i] = ("m", addr) if module else ("a", rel)
                 self.sym_chain[i] = ("a", addr)
                 self.func[i] = (dso, "a", addr)
                 self.start[i] = addr

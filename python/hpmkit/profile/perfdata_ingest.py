@@ -18,11 +18,13 @@ import pyarrow as pa
 from ..errors import InputError
 from ..perfdata import PerfData
 from ..perfdata import format as F
+from ..perfdata import records as R
 from ..perfdata.scan import scan
 from . import symbols as S
 from .model import FRAMES_SCHEMA, STACKS_SCHEMA, VALUE_PREFIX, Profile, new_meta, normalise_isa
 
 NO_TIME = np.uint64(2**64 - 1)
+U64 = (1 << 64) - 1
 KERNEL_DSO = "[kernel.kallsyms]"
 # records the profile needs no data from, but which are not "skipped data" either
 STRUCTURAL = {"FINISHED_ROUND", "FINISHED_INIT", "ID_INDEX", "EVENT_UPDATE", "THREAD_MAP",
@@ -30,8 +32,6 @@ STRUCTURAL = {"FINISHED_ROUND", "FINISHED_INIT", "ID_INDEX", "EVENT_UPDATE", "TH
               "HEADER_ATTR", "HEADER_EVENT_TYPE", "COMPRESSED", "COMPRESSED2"}
 USED = {"SAMPLE", "MMAP", "MMAP2", "COMM", "EXIT", "FORK", "LOST", "LOST_SAMPLES", "THROTTLE",
         "UNTHROTTLE", "READ"}
-PROT_EXEC = 4
-MISC_MMAP_DATA = 1 << 13
 
 
 def event_name(a) -> str:
@@ -62,10 +62,6 @@ class Map:
     seq: int        # delivery order: later maps win over earlier overlapping ones
 
 
-def _cstr(b) -> str:
-    return bytes(b).split(b"\0", 1)[0].decode("utf-8", "replace")
-
-
 class _Side:
     """State from the non-SAMPLE records, fed in perf's delivery order (dseq)."""
 
@@ -89,23 +85,22 @@ class _Side:
         sid = self.pd.sample_id(rec)
         try:
             if name == "COMM":
-                pid, tid = struct.unpack_from("<ii", p, 0)
-                self.comms[tid].append((dseq, _cstr(p[8:len(p) - self.pd.trailer_size(rec)])))
-            elif name in ("FORK", "EXIT"):
-                pid, ppid, tid, ptid, ft = struct.unpack_from("<iiiiQ", p, 0)
-                if name == "FORK":
-                    # perf drops a thread of the same id and starts the new one with its
-                    # parent's name as it stands now (if the parent has one); a new process
-                    # shares the parent's mappings until it execs
-                    h = self.comms.get(ptid)
-                    if h:
-                        self.comms[tid].append((dseq, h[-1][1]))
-                    elif tid in self.comms:
-                        self.comms[tid].append((dseq, f":{tid}"))
-                    if pid != ppid:
-                        self.parent[pid] = (ppid, dseq)
+                c = R.comm(rec, self.pd.trailer_size(rec))
+                self.comms[c.tid].append((dseq, c.comm))
+            elif name == "FORK":
+                t = R.fork(rec)
+                # perf drops a thread of the same id and starts the new one with its
+                # parent's name as it stands now (if the parent has one); a new process
+                # shares the parent's mappings until it execs
+                h = self.comms.get(t.ptid)
+                if h:
+                    self.comms[t.tid].append((dseq, h[-1][1]))
+                elif t.tid in self.comms:
+                    self.comms[t.tid].append((dseq, f":{t.tid}"))
+                if t.pid != t.ppid:
+                    self.parent[t.pid] = (t.ppid, dseq)
             elif name in ("MMAP", "MMAP2"):
-                self._mmap(rec, p, dseq)
+                self._mmap(R.mmap(rec), dseq)
             elif name == "LOST":
                 self.lost += struct.unpack_from("<QQ", p, 0)[1]
             elif name == "LOST_SAMPLES":
@@ -117,29 +112,16 @@ class _Side:
         except struct.error as e:
             raise self.pd.error(rec.offset, f"{name} record too short ({rec.size} bytes)") from e
 
-    def _mmap(self, rec, p, seq) -> None:
-        bid = None
-        if rec.type == F.REC["MMAP"]:
-            pid, tid, start, length, pgoff = struct.unpack_from("<iiQQQ", p, 0)
-            fname = _cstr(p[32:])
-            exec_ = not rec.misc & MISC_MMAP_DATA
-        else:
-            pid, tid, start, length, pgoff = struct.unpack_from("<iiQQQ", p, 0)
-            if rec.misc & F.MISC_MMAP_BUILD_ID:
-                n = p[32]
-                bid = bytes(p[36:36 + min(n, 20)]) or None
-            prot, _flags = struct.unpack_from("<II", p, 56)
-            fname = _cstr(p[64:])
-            exec_ = bool(prot & PROT_EXEC)
-        if not exec_:
+    def _mmap(self, mm: R.Mmap, seq) -> None:
+        if not mm.exec:
             return
+        fname, pid = mm.filename, mm.pid
         if fname == "//anon" or fname.startswith(("/dev/zero", "/anon_hugepage")):
             # perf names anonymous executable memory (JIT code) after the map file a JIT
             # writes for it
             fname = f"/tmp/perf-{pid}.map"
-        m = Map(start, start + length, pgoff, fname, bid, seq)
-        cpumode = rec.misc & F.MISC_CPUMODE_MASK
-        if pid == -1 or cpumode in (F.MISC_KERNEL, F.MISC_GUEST_KERNEL):
+        m = Map(mm.start, mm.end, mm.pgoff, fname, mm.build_id, seq)
+        if pid == -1 or mm.cpumode in (F.MISC_KERNEL, F.MISC_GUEST_KERNEL):
             self.kmaps.append(m)
         else:
             self.maps[pid].append(m)
@@ -194,12 +176,20 @@ def module_name(path: str, pd: PerfData) -> str:
             pd._bid_names = {name for _, _, name in pd.build_ids()}
         if path in pd._bid_names:
             return path
+    return f"[{module_short(path)}]"
+
+
+def module_short(path: str) -> str:
+    """A module map's name as kallsyms writes it (without brackets): 'ath9k_common' for
+    .../ath9k_common.ko or [ath9k_common]."""
+    if path.startswith("["):
+        return path.strip("[]")
     base = os.path.basename(path)
     for ext in (".ko.gz", ".ko.xz", ".ko.zst", ".ko"):
         if base.endswith(ext):
             base = base[:-len(ext)]
             break
-    return f"[{base.replace('-', '_')}]"
+    return base.replace("-", "_")
 
 
 def _comm_column(side: _Side, tid: np.ndarray, dseq: np.ndarray) -> pa.Array:
@@ -321,32 +311,64 @@ class _Symboliser:
             t = min(t, forked)
         return None
 
+    def module_map(self, addr: int) -> Map | None:
+        """The module map (MMAP record of a .ko or [name]) holding a kernel address, the
+        latest delivered when several do."""
+        for m in reversed(self.side.kmaps):
+            if m.start <= addr < m.end and not m.name.startswith(KERNEL_DSO):
+                return m
+        return None
+
     def kernel_dso(self, addr: int, mod: str | None, named: bool) -> str | None:
         """The DSO perf gives a kernel address: the module whose map (MMAP record) holds it,
         else the module kallsyms names, else the kernel's map; an address in no kernel map
         of a file that has them is perf's [unknown] (None)."""
-        main = None
-        for m in reversed(self.side.kmaps):
-            if m.start <= addr < m.end:
-                if not m.name.startswith(KERNEL_DSO):
-                    return module_name(m.name, self.side.pd)
-                main = main or m
+        mm = self.module_map(addr)
+        if mm is not None:
+            return module_name(mm.name, self.side.pd)
         if mod:
             return f"[{mod}]"
-        if named or main is not None:
+        if named or any(m.start <= addr < m.end for m in self.side.kmaps):
             return KERNEL_DSO
         return None
 
+    def _module_symbol_fits(self, addr: int, i: int, mm: Map | None) -> bool:
+        """perf moves each kallsyms symbol of a module into that module's map (found by
+        name) and looks an address up in the map that holds it only: a symbol names the
+        address when its module is the map's, and, if its module has a map, not past that
+        map's end (the next kallsyms line may be another module's, far above)."""
+        mod = self.ksyms.mods[i]
+        if mm is not None:
+            return mod == module_short(mm.name) and addr < mm.end
+        if mod is None:
+            return True
+        own = self._mod_maps().get(mod)
+        return own is None or any(m.start <= addr < m.end for m in own)
+
+    def _mod_maps(self) -> dict[str, list[Map]]:
+        if not hasattr(self, "_by_mod"):
+            self._by_mod: dict[str, list[Map]] = {}
+            for m in self.side.kmaps:
+                if not m.name.startswith(KERNEL_DSO):
+                    self._by_mod.setdefault(module_short(m.name), []).append(m)
+        return self._by_mod
+
     def kernel(self, addrs: np.ndarray):
-        """(symbol, offset, dso) lists for kernel addresses."""
+        """(symbol, offset, dso, dso_addr) lists for kernel addresses; dso_addr is the
+        address in its module (perf's map_ip: what it prints for an unnamed one), None
+        outside modules."""
         n = len(addrs)
+        alist = addrs.tolist()
+        mmaps = [self.module_map(a) for a in alist]
+        # modulo 2^64 as perf computes it (a damaged pgoff must not overflow the column)
+        rel = [(a - m.start + m.pgoff) & U64 if m is not None else None
+               for a, m in zip(alist, mmaps)]
         if self.ksyms is None:
-            return [None] * n, [None] * n, [self.kernel_dso(a, None, False)
-                                            for a in addrs.tolist()]
+            return [None] * n, [None] * n, [self.kernel_dso(a, None, False) for a in alist], rel
         idx, off = self.ksyms.lookup(addrs)
         syms, offs, dsos = [], [], []
-        for a, i, o in zip(addrs.tolist(), idx.tolist(), off.tolist()):
-            if i < 0:
+        for a, i, o, mm in zip(alist, idx.tolist(), off.tolist(), mmaps):
+            if i < 0 or not self._module_symbol_fits(a, i, mm):
                 syms.append(None)
                 offs.append(None)
                 dsos.append(self.kernel_dso(a, None, False))
@@ -354,7 +376,7 @@ class _Symboliser:
                 syms.append(self.ksyms.names[i])
                 offs.append(o)
                 dsos.append(self.kernel_dso(a, self.ksyms.mods[i], True))
-        return syms, offs, dsos
+        return syms, offs, dsos, rel
 
     def user(self, pids: np.ndarray, addrs: np.ndarray, times: np.ndarray):
         """(symbol, offset, dso, dso_addr, srcline) lists for user (pid, addr) pairs."""
@@ -630,9 +652,9 @@ def _stacks(c, stack_time, side: _Side, ksyms, dsos: S.DsoCache, bids):
     da: list = [None] * n
     kidx = np.nonzero(uk)[0]
     sy = _Symboliser(side, ksyms, dsos, bids)
-    ks, ko, kd = sy.kernel(uaddr[kidx])
+    ks, ko, kd, ka = sy.kernel(uaddr[kidx])
     for j, k in enumerate(kidx.tolist()):
-        sym[k], off[k], dso[k] = ks[j], ko[j], kd[j]
+        sym[k], off[k], dso[k], da[k] = ks[j], ko[j], kd[j], ka[j]
     uidx = np.nonzero(~uk)[0]
     us, uo, ud, ua, usrc = sy.user(upid[uidx], uaddr[uidx], utime[uidx])
     for j, k in enumerate(uidx.tolist()):

@@ -163,8 +163,10 @@ class _Builder:
             "symbol": [r[2] for r in fr], "offset": [r[3] for r in fr],
             "dso": [r[4] for r in fr], "kernel": [r[5] for r in fr],
             "srcline": [None] * len(fr),
-            "dso_addr": [r[1] if r[4] and not r[5] and r[4] != "[unknown]" else None
-                         for r in fr],
+            # perf script prints a frame's address, not where it lies in its DSO (that needs
+            # the map, which the text does not give): unknown, so the report does not key a
+            # symbol on addresses that differ between the processes running the same code
+            "dso_addr": [None] * len(fr),
         }, schema=FRAMES_SCHEMA)
         stacks = pa.table({"stack_id": list(range(len(self.stack_rows))),
                            "frame_ids": [r[0] for r in self.stack_rows],

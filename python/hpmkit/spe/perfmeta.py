@@ -1,5 +1,5 @@
 """What an Arm SPE decode takes from a perf.data besides the AUX data: the AUXTRACE_INFO
-metadata (v1 or v2), TIME_CONV (timer ticks -> perf time), and the executable mappings.
+metadata (v1 or v2), TIME_CONV (timer ticks -> perf time), and the mappings (hpmkit.perfdata.records.Mmap).
 The file itself is read by the one perf.data reader, hpmkit.perfdata.PerfData."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ..errors import FormatError, ReadError
 from ..perfdata import format as PF
+from ..perfdata import records as PR
 
 AUXTRACE_ARM_SPE = 4
 AUXTRACE_NAMES = {1: "Intel PT", 2: "Intel BTS", 3: "CoreSight ETM", 4: "Arm SPE", 5: "s390 CPU-MF",
@@ -58,16 +59,6 @@ class TimeConv:
         quot = cyc >> shift
         rem = cyc & np.uint64((1 << self.time_shift) - 1)
         return np.uint64(self.time_zero) + quot * mult + ((rem * mult) >> shift)
-
-
-@dataclass
-class Mmap:
-    """An executable mapping from a PERF_RECORD_MMAP/MMAP2: where a file was loaded."""
-    pid: int
-    start: int
-    length: int
-    pgoff: int
-    filename: str
 
 
 def _signed32(v: int) -> int:
@@ -143,25 +134,16 @@ def time_conv(path: str, rec) -> TimeConv:
     return TimeConv(shift, mult, zero)
 
 
-def mmap_of(rec) -> Mmap | None:
-    """The mapping a MMAP/MMAP2 record announces."""
-    body = rec.payload
-    if len(body) < 32:
-        return None
-    pid, _tid, start, length, pgoff = struct.unpack_from("<IIQQQ", body, 0)
-    name_at = 32 if rec.type == PF.REC["MMAP"] else 64
-    name = bytes(body[name_at:]).split(b"\0", 1)[0].decode("utf-8", "replace")
-    return Mmap(pid, start, length, pgoff, name)
-
-
-def mmaps(pd) -> list[Mmap]:
-    """Every mapping of an open PerfData (records read in a stream; AUX data skipped)."""
+def mmaps(pd) -> list[PR.Mmap]:
+    """Every mapping of an open PerfData (records read in a stream; AUX data skipped), decoded
+    by the reader's one MMAP decoder; a record too short for its fields is left out."""
     out = []
     for rec in pd.records():
         if rec.type in (PF.REC["MMAP"], PF.REC["MMAP2"]):
-            m = mmap_of(rec)
-            if m:
-                out.append(m)
+            try:
+                out.append(PR.mmap(rec))
+            except struct.error:
+                continue
     return out
 
 
