@@ -4,7 +4,7 @@
  * tool. Samples an event (or a {group}: every sample carries the members'
  * counts) on every CPU, on processes/threads, or on a command, resolves each
  * sampled address to a kernel function (/proc/kallsyms) or a function of the
- * mapped file (ELF symbols, top_syms.c) and shows a table sorted by share.
+ * mapped file (ELF symbols, src/sym/tasksyms.c) and shows a table sorted by share.
  * On a terminal the table refreshes in place; with --batch (or when output
  * is not a terminal) it prints plain tables, one per refresh, -n of them.
  */
@@ -327,7 +327,7 @@ static int run(struct top *tp)
 		}
 		return 1;
 	}
-	tp->ksyms = top_syms_kernel(tp->syms) > 0;
+	tp->ksyms = tasksyms_kernel(tp->syms) > 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -454,13 +454,13 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	rc = 1;
-	if (hpm_ctx__new(&tp.ctx) || !(tp.syms = top_syms_new()))
+	if (hpm_ctx__new(&tp.ctx) || !(tp.syms = tasksyms_new()))
 		goto out;
 	rc = run(&tp);
 out:
 	if (tp.ctx)
 		hpm_ctx__delete(tp.ctx);
-	top_syms_free(tp.syms);
+	tasksyms_free(tp.syms);
 	top_zero_table(&tp);
 	free(tp.t);
 	free(tp.last);

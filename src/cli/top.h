@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* hpm top internals: cmd_top.c (options, refresh loop), top_sample.c (events,
  * ring buffers, samples into rows), top_table.c (sorting, the table),
- * top_syms.c (addresses to functions). */
+ * src/sym/tasksyms.c (addresses to functions). */
 #ifndef HPM_TOP_H
 #define HPM_TOP_H
 
@@ -12,32 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <termios.h>
-
-struct top_syms;
-
-/* (Test hook: HPM_TOP_SYMS_DUMP=FILE makes top_syms_new() print the symbols hpm top
- * finds in FILE and exit; top_syms.c says more.) */
-struct top_syms *top_syms_new(void);
-void top_syms_free(struct top_syms *s);
-/* Load /proc/kallsyms: number of text symbols, 0 when the kernel hides the
- * addresses (kernel.kptr_restrict) or the file cannot be read. */
-int top_syms_kernel(struct top_syms *s);
-
-/* What the kernel tells about tasks while sampling. */
-void top_syms_mmap(struct top_syms *s, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-		   const char *filename);
-void top_syms_comm(struct top_syms *s, pid_t pid, const char *comm, bool exec);
-void top_syms_fork(struct top_syms *s, pid_t pid, pid_t ppid);
-
-/* The function an address falls into. kernel: cpumode said so. Returns the
- * symbol name, or NULL (then *dso still names the object when known and *off
- * is the address inside it). *dso is "[kernel]", "[module]", a file's base
- * name, "[vdso]" or "[unknown]". */
-const char *top_syms_lookup(struct top_syms *s, pid_t pid, uint64_t ip, bool kernel,
-			    const char **dso, uint64_t *off);
-/* The command name of a process (from COMM records or /proc). */
-const char *top_syms_comm_of(struct top_syms *s, pid_t pid);
-
+#include "tasksyms.h"
 
 #define TOP_MAX_EV 8
 #define TOP_MAX_TARGETS 4096
@@ -102,7 +77,7 @@ struct top_opts {
 struct top {
 	struct top_opts *o;
 	struct hpm_ctx *ctx;
-	struct top_syms *syms;
+	struct tasksyms *syms;
 	bool ksyms;
 	struct tev ev[TOP_MAX_EV];
 	int nev;

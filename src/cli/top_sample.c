@@ -3,7 +3,7 @@
  * hpm top's sampling: the event (or group) from the shared perf grammar, one
  * fd per event per CPU or thread, the leader's ring buffer, and every record
  * read from it: samples become rows (top_table.c prints them), MMAP2, COMM
- * and FORK keep the symbol resolver (top_syms.c) up to date.
+ * and FORK keep the symbol resolver (src/sym/tasksyms.c) up to date.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -278,8 +278,8 @@ static void on_sample(struct top *tp, const struct perf_event_header *h, const u
 	bool kernel = mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL;
 	const char *dso;
 	uint64_t off;
-	const char *sym = top_syms_lookup(tp->syms, pid, ip, kernel, &dso, &off);
-	const char *comm = top_syms_comm_of(tp->syms, pid);
+	const char *sym = tasksyms_lookup(tp->syms, pid, ip, kernel, &dso, &off);
+	const char *comm = tasksyms_comm_of(tp->syms, pid);
 	char symbuf[256], key[512];
 	if (!sym) {
 		/* perf's form for an address without a symbol */
@@ -351,17 +351,17 @@ static void on_record(struct top *tp, const struct perf_event_header *h, const c
 		const uint64_t *q = (const uint64_t *)(body + 8);
 		uint32_t prot = *(const uint32_t *)(body + 56);
 		if (prot & PROT_EXEC)
-			top_syms_mmap(tp->syms, (pid_t)u[0], q[0], q[1], q[2], body + 64);
+			tasksyms_mmap(tp->syms, (pid_t)u[0], q[0], q[1], q[2], body + 64);
 		break;
 	}
 	case PERF_RECORD_COMM: {
 		const uint32_t *u = (const uint32_t *)body;
-		top_syms_comm(tp->syms, (pid_t)u[0], body + 8, h->misc & PERF_RECORD_MISC_COMM_EXEC);
+		tasksyms_comm(tp->syms, (pid_t)u[0], body + 8, h->misc & PERF_RECORD_MISC_COMM_EXEC);
 		break;
 	}
 	case PERF_RECORD_FORK: {
 		const uint32_t *u = (const uint32_t *)body;
-		top_syms_fork(tp->syms, (pid_t)u[0], (pid_t)u[1]);
+		tasksyms_fork(tp->syms, (pid_t)u[0], (pid_t)u[1]);
 		break;
 	}
 	case PERF_RECORD_LOST:

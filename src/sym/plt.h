@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* PLT slots named "<target>@plt" for hpm top's symbols (top_syms.c): the C twin of
+/* PLT slots named "<target>@plt" for hpm top's symbols (src/sym/tasksyms.c): the C twin of
  * python/hpmkit/profile/plt.py, for targets without Python. */
 #ifndef HPM_PLT_H
 #define HPM_PLT_H

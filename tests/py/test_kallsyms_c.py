@@ -2,7 +2,7 @@
 symboliser does, and hpm record's kallsyms copy (perf.data feature section 250) keeps every
 name of an address it keeps, so that the reader on the workstation can choose.
 
-* hpm top's kernel table (the test hook HPM_TOP_KSYMS_DUMP=FILE of src/cli/top_syms.c) against
+* hpm top's kernel table (the test hook HPM_TOP_KSYMS_DUMP=FILE of src/sym/tasksyms.c) against
   choose_alias (hpmkit.profile.symbols.Kallsyms) on the lab kernels' kallsyms excerpts
   (tests/data/kallsyms: riscv64 and aarch64, with section markers such as
   __sched_text_start sharing a function's address) and on this machine's /proc/kallsyms;

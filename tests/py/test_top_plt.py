@@ -1,4 +1,4 @@
-"""hpm top's own symboliser (src/cli/top_syms.c with src/cli/plt.c, for targets without
+"""hpm top's own symboliser (src/sym/tasksyms.c with src/sym/plt.c, for targets without
 Python) names PLT slots `<target>@plt` as hpmkit's Python symbols (hpmkit.profile.plt) and
 objdump do: by decoding each stub's GOT load and matching it to the relocation of that GOT
 word, not by `.plt header + 16 * i`, which misnames x86-64 libc's own slots (IRELATIVE

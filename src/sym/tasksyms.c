@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Symbols for hpm top, without the perf tool: kernel functions from
+ * Symbols for hpm top (tasksyms.h), without the perf tool: kernel functions from
  * /proc/kallsyms (read by src/sym/kallsyms.c, with hpmkit's alias rule), user functions from the ELF symbol tables of the mapped
  * files (.symtab, else .dynsym; a detached debug file found by build-id under
  * /usr/lib/debug/.build-id, as Debian's -dbg packages install them, wins).
@@ -28,7 +28,7 @@
 #include "plt.h"
 #include "proc_maps.h"
 #include "sorted.h"
-#include "top.h"
+#include "tasksyms.h"
 
 struct sym {
 	uint64_t start, end;
@@ -72,7 +72,7 @@ struct proc {
 
 #define PROC_HASH 1024
 
-struct top_syms {
+struct tasksyms {
 	struct symtab kernel;     /* [kernel] and modules, sorted */
 	char **kmod;              /* module of each kernel symbol, NULL for the kernel */
 	struct dso *dsos;
@@ -150,7 +150,7 @@ static void load_dso(struct dso *d, pid_t pid);
 static void dump_kernel(const char *path);
 
 /* Test hook (tests/py/test_top_plt.py): HPM_TOP_SYMS_DUMP=FILE in the environment makes
- * top_syms_new() print the table hpm top names FILE's addresses with, one "START END NAME"
+ * tasksyms_new() print the table hpm top names FILE's addresses with, one "START END NAME"
  * line per function (hex link-time addresses of [START, END), sorted; PLT slots are the
  * names ending in @plt), and end the program: status 0, or 1 when FILE is no 64-bit
  * little-endian ELF file. E.g. HPM_TOP_SYMS_DUMP=/usr/bin/ls hpm top -b -- true */
@@ -169,17 +169,17 @@ static void dump_symbols(const char *path)
 	exit(fflush(stdout) ? 1 : rc);
 }
 
-struct top_syms *top_syms_new(void)
+struct tasksyms *tasksyms_new(void)
 {
 	const char *dump = getenv("HPM_TOP_SYMS_DUMP");
 	if (dump)
 		dump_symbols(dump);
 	if ((dump = getenv("HPM_TOP_KSYMS_DUMP")))
 		dump_kernel(dump);
-	return calloc(1, sizeof(struct top_syms));
+	return calloc(1, sizeof(struct tasksyms));
 }
 
-void top_syms_free(struct top_syms *s)
+void tasksyms_free(struct tasksyms *s)
 {
 	if (!s)
 		return;
@@ -206,7 +206,7 @@ void top_syms_free(struct top_syms *s)
  * one hpmkit's symboliser gives it (a section marker such as __sched_text_start never
  * names the function it shares an address with), so that hpm top on a board and hpmkit
  * on the workstation name kernel functions alike. */
-static int load_kernel(struct top_syms *s, const char *path)
+static int load_kernel(struct tasksyms *s, const char *path)
 {
 	struct kallsyms k;
 	if (kallsyms_read(&k, path))
@@ -241,18 +241,18 @@ static int load_kernel(struct top_syms *s, const char *path)
 	return count;
 }
 
-int top_syms_kernel(struct top_syms *s)
+int tasksyms_kernel(struct tasksyms *s)
 {
 	return load_kernel(s, "/proc/kallsyms");
 }
 
-/* Test hook (tests/py/test_kallsyms_c.py): HPM_TOP_KSYMS_DUMP=FILE makes top_syms_new()
+/* Test hook (tests/py/test_kallsyms_c.py): HPM_TOP_KSYMS_DUMP=FILE makes tasksyms_new()
  * read FILE as hpm top reads /proc/kallsyms and print its table, one "START END NAME"
  * line per address (hex; NAME followed by " [mod]" for a module), and end the program:
  * status 0, or 1 when FILE names no function. */
 static void dump_kernel(const char *path)
 {
-	struct top_syms *s = calloc(1, sizeof(*s));
+	struct tasksyms *s = calloc(1, sizeof(*s));
 	if (!s || !load_kernel(s, path)) {
 		fprintf(stderr, "hpm top: %s: no kallsyms text with function addresses\n", path);
 		exit(1);
@@ -262,7 +262,7 @@ static void dump_kernel(const char *path)
 		       (unsigned long long)s->kernel.v[i].end, s->kernel.v[i].name,
 		       s->kmod[i] ? " " : "", s->kmod[i] ? s->kmod[i] : "");
 	int rc = fflush(stdout) ? 1 : 0;
-	top_syms_free(s);
+	tasksyms_free(s);
 	exit(rc);
 }
 
@@ -514,7 +514,7 @@ static void load_dso(struct dso *d, pid_t pid)
 	demangle_names(&d->tab);
 }
 
-static struct dso *get_dso(struct top_syms *s, const char *path)
+static struct dso *get_dso(struct tasksyms *s, const char *path)
 {
 	for (struct dso *d = s->dsos; d; d = d->next)
 		if (!strcmp(d->path, path))
@@ -533,7 +533,7 @@ static struct dso *get_dso(struct top_syms *s, const char *path)
 
 /* ---- processes ---- */
 
-static struct proc *get_proc(struct top_syms *s, pid_t pid, bool create)
+static struct proc *get_proc(struct tasksyms *s, pid_t pid, bool create)
 {
 	struct proc **head = &s->procs[(unsigned)pid % PROC_HASH];
 	for (struct proc *p = *head; p; p = p->next)
@@ -550,7 +550,7 @@ static struct proc *get_proc(struct top_syms *s, pid_t pid, bool create)
 	return p;
 }
 
-static void add_map(struct top_syms *s, struct proc *p, uint64_t start, uint64_t end,
+static void add_map(struct tasksyms *s, struct proc *p, uint64_t start, uint64_t end,
 		    uint64_t pgoff, const char *file)
 {
 	/* a new mapping replaces what it overlaps */
@@ -569,7 +569,7 @@ static void add_map(struct top_syms *s, struct proc *p, uint64_t start, uint64_t
 }
 
 struct proc_maps_of {
-	struct top_syms *s;
+	struct tasksyms *s;
 	struct proc *p;
 };
 
@@ -581,13 +581,13 @@ static int add_proc_map(const struct proc_map *m, void *arg)
 	return 0;
 }
 
-static void read_proc_maps(struct top_syms *s, struct proc *p)
+static void read_proc_maps(struct tasksyms *s, struct proc *p)
 {
 	p->have_maps = true;
 	proc_maps_exec(p->pid, add_proc_map, &(struct proc_maps_of){ s, p });
 }
 
-void top_syms_mmap(struct top_syms *s, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+void tasksyms_mmap(struct tasksyms *s, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		   const char *filename)
 {
 	struct proc *p = get_proc(s, pid, true);
@@ -598,7 +598,7 @@ void top_syms_mmap(struct top_syms *s, pid_t pid, uint64_t start, uint64_t len, 
 	add_map(s, p, start, start + len, pgoff, filename);
 }
 
-void top_syms_comm(struct top_syms *s, pid_t pid, const char *comm, bool exec)
+void tasksyms_comm(struct tasksyms *s, pid_t pid, const char *comm, bool exec)
 {
 	struct proc *p = get_proc(s, pid, true);
 	if (!p)
@@ -611,7 +611,7 @@ void top_syms_comm(struct top_syms *s, pid_t pid, const char *comm, bool exec)
 	}
 }
 
-void top_syms_fork(struct top_syms *s, pid_t pid, pid_t ppid)
+void tasksyms_fork(struct tasksyms *s, pid_t pid, pid_t ppid)
 {
 	struct proc *parent = get_proc(s, ppid, false), *p;
 	if (!parent || pid == ppid || !(p = get_proc(s, pid, true)))
@@ -624,7 +624,7 @@ void top_syms_fork(struct top_syms *s, pid_t pid, pid_t ppid)
 	p->have_maps = parent->have_maps;
 }
 
-const char *top_syms_comm_of(struct top_syms *s, pid_t pid)
+const char *tasksyms_comm_of(struct tasksyms *s, pid_t pid)
 {
 	struct proc *p = get_proc(s, pid, true);
 	if (!p)
@@ -644,7 +644,7 @@ const char *top_syms_comm_of(struct top_syms *s, pid_t pid)
 	return p->comm;
 }
 
-const char *top_syms_lookup(struct top_syms *s, pid_t pid, uint64_t ip, bool kernel,
+const char *tasksyms_lookup(struct tasksyms *s, pid_t pid, uint64_t ip, bool kernel,
 			    const char **dso, uint64_t *off)
 {
 	*off = ip;
