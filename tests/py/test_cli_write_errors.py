@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hpmkit.compare.inputs import write_ctx
-from test_compare_support import tables
+from test_cli_interrupts import sides  # noqa: F401 - the same two context tables
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(REPO / "python"))
@@ -39,15 +38,6 @@ def dev_full_stays_a_device():
         pytest.skip("/dev/full is not the character device here")
     yield
     assert stat.S_ISCHR(FULL.stat().st_mode), "/dev/full was replaced by a file"
-
-
-@pytest.fixture(scope="module")
-def sides(tmp_path_factory):
-    d = tmp_path_factory.mktemp("sides")
-    a, b = tables(seed=1, slow={"__asm_copy_to_user": 3.0})
-    write_ctx(a, d / "rv.ctx.tsv")
-    write_ctx(b, d / "arm.ctx.tsv")
-    return d
 
 
 def one_line(p: subprocess.CompletedProcess, *parts: str) -> str:
