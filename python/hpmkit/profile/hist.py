@@ -36,6 +36,10 @@ def parse_sort(text: str) -> list[str]:
     keys = []
     for k in (x.strip().lower() for x in text.split(",")):
         k = ALIASES.get(k, k)
+        if k == "trace":
+            raise UsageError("report: sort key 'trace' (each tracepoint record's fields, "
+                             "formatted) is perf report's; hpmkit reports tracepoints by "
+                             f"{', '.join(KEYS)}: use 'perf report --sort trace' for it")
         if k not in KEYS:
             raise UsageError(f"report: unknown sort key '{k}'; choose from {', '.join(KEYS)}")
         if k not in keys:
