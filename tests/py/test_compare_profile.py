@@ -124,3 +124,19 @@ def test_cli_on_profile_directories(tmp_path):
     assert s["workloads"] == ["futex", "mprotect", "pipe"]
     assert s["ranking"][0]["function"] == "raw_copy_to_user" and s["ranking"][0]["workload"] == "pipe"
     assert any("lost while recording" in w for w in s["warnings"])
+
+
+def test_adapter_counts_the_samples_of_folded_lines(tmp_path):
+    """A folded file past script_ingest.MAX_FOLDED_ROWS keeps a row per line that stands for
+    its count: compare counts those samples, as a file of one row per sample would."""
+    from hpmkit.profile.script_ingest import MAX_FOLDED_ROWS
+    lines = {"main;sys_read_[k];copy_[k]": 3, "main;sys_write_[k];copy_[k]": 1}
+    scale = MAX_FOLDED_ROWS  # 4 x this many samples: weighted rows
+    big, small = tmp_path / "w.folded", tmp_path / "w-small.folded"
+    big.write_text("".join(f"{s} {n * scale}\n" for s, n in lines.items()))
+    small.write_text("".join(f"{s} {n}\n" for s, n in lines.items()))
+    pb, ps = profile.ingest(big), profile.ingest(small)
+    assert pb.samples.num_rows == 2 and ps.samples.num_rows == 4
+    tb, ts = from_profile(pb, workload="w"), from_profile(ps, workload="w")
+    assert sorted(c[0] for c in tb.costs) == sorted(c[0] * scale for c in ts.costs)
+    assert sum(c[0] for c in tb.costs) == 4 * scale

@@ -76,10 +76,13 @@ def from_profile(profile, *, label: str | None = None, workload: str | None = No
         if ev is not None:
             weights[metric] = pc.if_else(pc.equal(samples.column("event"), ev),
                                          samples.column("period").cast(pa.float64()), 0.0)
-    count = (pc.equal(samples.column("event"), lead) if lead is not None
-             else pa.array(np.ones(samples.num_rows, dtype=bool)))
+    # a row is one sample, but a folded file's rows stand for their line's count
+    # (Profile.sample_counts): count those, not the rows
+    per_row = profile.sample_counts().cast(pa.float64())
+    count = (pc.if_else(pc.equal(samples.column("event"), lead), per_row, 0.0)
+             if lead is not None else per_row)
     tab = pa.table({"stack_id": samples.column("stack_id"),
-                    "n": pc.cast(count, pa.float64()),
+                    "n": count,
                     **{m: w for m, w in weights.items()}})
     agg = tab.group_by("stack_id").aggregate([("n", "sum")] + [(m, "sum") for m in weights])
     sid = agg.column("stack_id").to_numpy(zero_copy_only=False)

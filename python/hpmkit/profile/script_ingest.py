@@ -97,10 +97,11 @@ SKIP_RECORDS = "non-sample records (PERF_RECORD_* lines)"
 USER_PSEUDO = {"[unknown]", "[vdso]", "[vsyscall]", "[heap]", "[stack]", "[uprobes]",
                "[vectors]", "[sigpage]", "[anon]"}
 FOLDED_ANNOT = ("_[k]", "_[j]", "_[i]", "_[w]")
-# folded stacks: up to this many samples in a file, one row per sample (about 35 bytes each:
-# 10 M rows stay under half a GB; the fuzzer's 44 M-sample line took 4 GB when rows were
-# Python lists); above it, one row per line carrying its count in `period`
-MAX_FOLDED_ROWS = 10_000_000
+# folded stacks: up to this many samples in a file, one row per sample; above it, one row per
+# line carrying its count in `period`. A folded line says nothing per sample (no time, cpu or
+# thread), so the cap only bounds memory: a 373-byte file of 9.9 M samples took 771 MB to
+# import under a 10 M cap and over 2 GB with its reports (fuzzing round 9); at 1 M, 89 MB.
+MAX_FOLDED_ROWS = 1_000_000
 # the counts of a file must add up to a number the weights' int64 holds
 MAX_FOLDED_TOTAL = (1 << 63) - 1
 # perf's longest sample lines (32 brstack entries with dso names) are a few KiB: longer
