@@ -102,6 +102,7 @@ FOLDED_ANNOT = ("_[k]", "_[j]", "_[i]", "_[w]")
 # thread), so the cap only bounds memory: a 373-byte file of 9.9 M samples took 771 MB to
 # import under a 10 M cap and over 2 GB with its reports (fuzzing round 9); at 1 M, 89 MB.
 MAX_FOLDED_ROWS = 1_000_000
+TID5_RE = re.compile(r" *\d+ ")    # perf's '%5d ' tid column
 # the counts of a file must add up to a number the weights' int64 holds
 MAX_FOLDED_TOTAL = (1 << 63) - 1
 # perf's longest sample lines (32 brstack entries with dso names) are a few KiB: longer
@@ -358,6 +359,14 @@ def _comm16_ip(t: str) -> bool:
     return m is not None and HEX_RE.fullmatch(m.group()) is not None and _perf_ip_at(t, m.end(), True)
 
 
+def _tid_column(s: str) -> bool:
+    """Whether a line starts with perf's '%5d ' thread id: a header of a file without comm
+    ('  301  ffffffff8175336a'), not a srcline, although a tid of three digits or less
+    leaves two spaces before it as a srcline does (pids wrap at 32768 on a busy machine)."""
+    m = TID5_RE.match(s)
+    return m is not None and m.end() == 6
+
+
 def _ip_column(t: str, start: int) -> bool:
     """Whether the hex number at t[start:] is an address as perf prints it without a
     callchain (' %16x': at least 17 - len spaces before it), or long enough to be one: a
@@ -575,7 +584,7 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
                 continue
             after_chain = prev == "frame"
             srcline_like = prev in ("hframe", "sframe") and s.startswith("  ") \
-                and not s[2:3].isspace()
+                and not s[2:3].isspace() and not _tid_column(s)
             m = header(s, t, nxt, after_chain or srcline_like)
             if m is not None:
                 mode = "script"
