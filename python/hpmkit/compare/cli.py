@@ -152,6 +152,8 @@ def _run(args) -> int:
     from . import exact
     src = exact.Exact(res, pa, pb)   # exact counts of the same runs, where recorded
     exact.annotate(s, res, src)
+    from . import samework
+    samework.annotate(s, res, src)
     if args.json:
         import json
         inputs.atomic_write(Path(args.json), json.dumps(s, indent=1) + "\n", "--json")

@@ -256,6 +256,11 @@ def render(res: Result, summary: dict) -> str:
                  + (f"; sampled vs exact: median error {100 * med:.0f} %, largest "
                     f"{100 * ex['max_abs_error']:.0f} %; {ex['below_1_2']} with an exact ratio below 1.2"
                     if med is not None else "") + ".</p>")
+    from .samework import lines as same_work_lines
+    same = same_work_lines(s)
+    if same:
+        H.append("<p class='muted' id='same-work'>Same work under another name (data/compare/same-work.tsv; "
+                 "the ranking is by name):<br>" + "<br>".join(_e(x.strip()) for x in same) + "</p>")
     H.append('<h2 id="detail-title">Stacks</h2><p id="detail-votes" class="muted"></p><div class="stacks">'
              f'<div><b>A {_e(a["isa"])}</b><div id="stack-a"></div></div>'
              f'<div><b>B {_e(b["isa"])}</b><div id="stack-b"></div></div></div>'

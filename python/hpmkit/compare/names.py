@@ -181,3 +181,14 @@ class KernelSymbols:
             rename[r["name"]] = r["to"]
             rules[r["name"]] = r["rule"]
         return cls(canonical_isa(isa), kernel, rename, rules)
+
+
+def same_work(isa: str | None, kernel: str | None, path: Path | None = None) -> dict[str, str]:
+    """{routine: function whose work it does on a kernel without it} for one ISA and kernel
+    (data/compare/same-work.tsv: arm64's clear_page is riscv64's memset). Empty when the ISA
+    is unknown: the names would be guesses."""
+    if canonical_isa(isa) is None:
+        return {}
+    rows = _kernel_rows(path or DATA_DIR / "same-work.tsv",
+                        ["isa", "from", "before", "name", "same_as"], isa, kernel)
+    return {r["name"]: r["same_as"] for r in rows}

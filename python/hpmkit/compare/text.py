@@ -82,6 +82,11 @@ def render(s: dict) -> str:
                         f"{100 * e['max_abs_error']:.0f} %, {e.get('within_15', 0)} within 15 %; "
                         f"{e['below_1_2']} with an exact ratio below 1.2"
                         if med is not None else ""))
+        from .samework import lines as same_work_lines
+        more = same_work_lines(s)
+        if more:
+            L.append("same work under another name (data/compare/same-work.tsv; the ranking is by name):")
+            L += more
     else:
         L.append("no context is anomalous on any metric")
     L.append(f"not ranked: {s['too_thin']} matched context(s) too thin (< {s['options']['min_samples']} "
