@@ -56,7 +56,10 @@ def render(s: dict) -> str:
             (s["exact"]["with_exact"] + s["exact"]["not_separable"]) > 0
         rows = []
         for i, r in enumerate(s["ranking"]):
-            rat = "  ".join(f"{m[:3]} {_f(r['ratio'][m])}" for m in s["metrics"])
+            # the 95 % interval beside each ratio: with 10-30 samples on a side it spans a factor of
+            # two or more, and a reader should see that before quoting the ratio
+            rat = "  ".join(f"{m[:3]} {_f(r['ratio'][m])} [{_f(r['ci95'][m][0], 1)}-{_f(r['ci95'][m][1], 1)}]"
+                            for m in s["metrics"])
             row = [r["rank"], f"{r['score']:.4g}", r["function"], r["workload"], f"{r['kind']} {r['depth']}",
                    " > ".join(r["partial_stack"]), ",".join(r["anomalous"]), rat,
                    f"{r['samples'][0]:.0f}/{r['samples'][1]:.0f}"]
@@ -66,7 +69,7 @@ def render(s: dict) -> str:
             if hits is not None:
                 row.append("yes" if hits[i] else "")
             rows.append(row)
-        head = ["#", "score", "function", "workload", "match", "partial stack", "anomalous", "ratio A/B", "samples"]
+        head = ["#", "score", "function", "workload", "match", "partial stack", "anomalous", "ratio A/B [95 %]", "samples"]
         if has_exact:
             head.append("exact ins A/B")
         if hits is not None:
