@@ -40,7 +40,10 @@ def canonical_event(name: str | None) -> str | None:
     return None
 
 
-def from_profile(profile, *, label: str | None = None, workload: str | None = None) -> ContextTable:
+def from_profile(profile, *, label: str | None = None, workload: str | None = None,
+                 select=None) -> ContextTable:
+    """`select` (inputs.Select): keep only the samples of those commands / process ids; the
+    others are counted in a note, never dropped silently."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -57,8 +60,32 @@ def from_profile(profile, *, label: str | None = None, workload: str | None = No
     sampling = [e.get("name") for e in events if e.get("sampling")]
     lead = sampling[0] if sampling else None
     t = ContextTable(canonical_isa(meta.get("isa")) or meta.get("isa"), meta.get("kernel"), label)
+    per_row = profile.sample_counts().cast(pa.float64())
+    if select is not None and samples.num_rows:
+        keep = None
+        if select.comms is not None:
+            if "comm" not in cols:
+                raise FormatError(src, "profile samples have no 'comm' column, so --comm cannot choose",
+                                  "re-ingest it with hpmkit")
+            keep = pc.fill_null(pc.is_in(samples.column("comm"), pa.array(sorted(select.comms))), False)
+        if select.pids is not None:
+            if "pid" not in cols:
+                raise FormatError(src, "profile samples have no 'pid' column, so --pid cannot choose",
+                                  "re-ingest it with hpmkit")
+            by_pid = pc.fill_null(pc.is_in(samples.column("pid"), pa.array(sorted(select.pids), pa.int64())
+                                           .cast(samples.schema.field("pid").type)), False)
+            keep = by_pid if keep is None else pc.and_(keep, by_pid)
+        left = float(pc.sum(pc.filter(per_row, pc.invert(keep))).as_py() or 0)
+        if left == float(pc.sum(per_row).as_py() or 0) and "comm" in cols:
+            seen = pc.value_counts(samples.column("comm")).to_pylist()
+            seen.sort(key=lambda d: (-d["counts"], str(d["values"])))
+            t.notes.append(f"{wl}: no sample of {select.describe()} (its commands: "
+                           + ", ".join(str(d["values"]) for d in seen[:5]) + (" ..." if len(seen) > 5 else "") + ")")
+        samples, per_row = samples.filter(keep), per_row.filter(keep)
+        t.notes.append(f"{wl}: --comm/--pid left out {left:.0f} samples not of {select.describe()}")
     if samples.num_rows == 0:
-        t.notes.append(f"{label}: no samples")
+        if select is None:
+            t.notes.append(f"{label}: no samples")
         return t
 
     weights: dict[str, object] = {}
@@ -77,8 +104,7 @@ def from_profile(profile, *, label: str | None = None, workload: str | None = No
             weights[metric] = pc.if_else(pc.equal(samples.column("event"), ev),
                                          samples.column("period").cast(pa.float64()), 0.0)
     # a row is one sample, but a folded file's rows stand for their line's count
-    # (Profile.sample_counts): count those, not the rows
-    per_row = profile.sample_counts().cast(pa.float64())
+    # (Profile.sample_counts, per_row above): count those, not the rows
     count = (pc.if_else(pc.equal(samples.column("event"), lead), per_row, 0.0)
              if lead is not None else per_row)
     tab = pa.table({"stack_id": samples.column("stack_id"),

@@ -208,15 +208,23 @@ def _fold_notes(side: str, notes: list[str]) -> list[str]:
     """One line per kind of skip across a side's profiles, instead of one per profile."""
     import re
     folded: dict[str, list[int]] = {}
+    empty: dict[str, list[str]] = {}     # --comm/--pid chose nothing: what -> workloads
     out = []
     for n in notes:
-        m = re.fullmatch(r"[^:]+: ingest skipped (\d+) (.*)", n)
+        m = re.fullmatch(r"([^:]+): (no sample of .*)", n)
         if m:
-            folded.setdefault(m[2], []).append(int(m[1]))
+            empty.setdefault(m[2], []).append(m[1])
+            continue
+        m = re.fullmatch(r"[^:]+: (ingest skipped|--comm/--pid left out) (\d+) (.*)", n)
+        if m:
+            folded.setdefault((m[1], m[3]), []).append(int(m[2]))
         else:
             out.append(f"{side}: {n}")
-    for what, counts in folded.items():
-        out.append(f"{side}: ingest skipped {sum(counts)} {what} in {len(counts)} profile(s)")
+    for (how, what), counts in folded.items():
+        out.append(f"{side}: {how} {sum(counts)} {what} in {len(counts)} profile(s)")
+    for what, wls in empty.items():
+        out.append(f"{side}: {what}: workload(s) {', '.join(wls[:6])}{' ...' if len(wls) > 6 else ''} "
+                   f"({len(wls)}) left out")
     return out
 
 

@@ -13,6 +13,7 @@ examples:
   hpmkit compare rv.ctx.tsv --vs arm.ctx.tsv --detectors zscore,lof,ecod
   hpmkit compare rv/ --vs arm/ --export-contexts bundle/   (compact *.ctx.tsv of both sides)
   hpmkit compare rv/ --vs arm/ --explain all.tsv           (every context: ratio, interval, votes, why)
+  hpmkit compare rv/perf.data --vs arm/perf.data --comm myserver   (one program of system-wide recordings)
 
 Inputs: profiles (NAME.hpmprof/ from hpmkit, perf.data, perf script text) or context tables
 (*.ctx.tsv); a directory stands for the profiles in it. One profile per workload per side;
@@ -64,6 +65,12 @@ def add_parser(sub, raw_formatter) -> None:
                    help="also write every context (matched or not) with its ratios, 95%% intervals, "
                    "detector votes and why it was or was not ranked; written even when nothing can be "
                    "ranked ('-': to stdout instead of the report)")
+    p.add_argument("--comm", "--comms", dest="comms", metavar="NAMES",
+                   help="only samples of these commands (comma-separated, as perf report --comms), "
+                   "on both sides; how many others were left out is reported")
+    p.add_argument("--pid", "--pids", dest="pids", metavar="PIDS",
+                   help="only samples of these process ids (comma-separated; a recording's ids are its "
+                   "own, so list those of both sides); with --comm both must hold")
     p.add_argument("-q", "--quiet", action="store_true", help="no terminal report and no progress (files only)")
     p.set_defaults(run=_run)
 
@@ -99,8 +106,9 @@ def _run(args) -> int:
     prog = Progress("compare", quiet=args.quiet)
     truth = truthmod.load(Path(args.truth)) if args.truth else None
     pa, pb = inputs.expand(args.a), inputs.expand(args.vs)   # both sides exist before any is read
-    ta = inputs.load_side(pa, prog, "reading side A")
-    tb = inputs.load_side(pb, prog, "reading side B")
+    select = inputs.Select.parse(args.comms, args.pids)
+    ta = inputs.load_side(pa, prog, "reading side A", select)
+    tb = inputs.load_side(pb, prog, "reading side B", select)
     if ta.isa and tb.isa and ta.isa == tb.isa:
         prog.close()
         print(f"hpmkit: compare: warning: both sides are {ta.isa}", file=sys.stderr)
@@ -129,7 +137,7 @@ def _run(args) -> int:
     except analyse.NotEnoughSamples as e:
         if args.explain and e.result is not None:
             from . import exact
-            _write_explain(args.explain, e.result, exact.Exact(e.result, pa, pb))
+            _write_explain(args.explain, e.result, exact.Exact(e.result, pa, pb) if select is None else exact.Exact(e.result, [], []))
         raise
     ev = None
     if truth is not None:
@@ -148,9 +156,13 @@ def _run(args) -> int:
             res.warnings.append(
                 f"truth: {len(narrow)} entries count only in a workload that is not compared "
                 f"({', '.join(sorted({t.workload for t in narrow}))}); use '*' to count them in any")
-    s = summary.to_dict(res, args.top, ev, truth)
     from . import exact
-    src = exact.Exact(res, pa, pb)   # exact counts of the same runs, where recorded
+    if select is not None and exact.Exact(res, pa, pb).any():
+        res.warnings.append("exact counts not shown: the lab's exact tables count every process of a "
+                            "recording, not only those --comm/--pid chose")
+    s = summary.to_dict(res, args.top, ev, truth)
+    # exact counts of the same runs, where recorded (not for a --comm/--pid subset of them)
+    src = exact.Exact(res, pa, pb) if select is None else exact.Exact(res, [], [])
     exact.annotate(s, res, src)
     from . import samework
     samework.annotate(s, res, src)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FormatError, ReadError, UsageError
@@ -129,16 +130,48 @@ def _usable(p: Path) -> bool:
     return n.endswith(".ctx.tsv") or n.endswith(RAW_SUFFIXES) or n == "perf.data"
 
 
+@dataclass(frozen=True)
+class Select:
+    """Which samples of a profile count: --comm and --pid (both must hold when both are given)."""
+    comms: frozenset[str] | None = None
+    pids: frozenset[int] | None = None
+
+    @classmethod
+    def parse(cls, comms: str | None, pids: str | None) -> "Select | None":
+        if comms is None and pids is None:
+            return None
+        c = frozenset(x.strip() for x in comms.split(",") if x.strip()) if comms is not None else None
+        if c is not None and not c:
+            raise UsageError("--comm: give at least one command name")
+        p = None
+        if pids is not None:
+            try:
+                p = frozenset(int(x) for x in pids.split(",") if x.strip())
+            except ValueError:
+                raise UsageError(f"--pid: '{pids}' is not a comma-separated list of process ids") from None
+            if not p:
+                raise UsageError("--pid: give at least one process id")
+        return cls(c, p)
+
+    def describe(self) -> str:
+        parts = []
+        if self.comms is not None:
+            parts.append("command " + ",".join(sorted(self.comms)))
+        if self.pids is not None:
+            parts.append("pid " + ",".join(str(p) for p in sorted(self.pids)))
+        return " and ".join(parts)
+
+
 def load_side(paths: list[Path], progress: Callable[..., None] | None = None,
-              stage: str = "reading profiles") -> ContextTable:
+              stage: str = "reading profiles", select: Select | None = None) -> ContextTable:
     """All files of one side into one table; each profile is one workload.
-    progress(stage, item, done, total) before each file."""
+    progress(stage, item, done, total) before each file. `select`: --comm/--pid."""
     side: ContextTable | None = None
     seen: dict[str, Path] = {}
     for i, p in enumerate(paths):
         if progress:
             progress(stage, p.name, i, len(paths))
-        t = _load_one(p)
+        t = _load_one(p, select)
         for wl in dict.fromkeys(t.workload):
             if wl in seen:
                 raise UsageError(f"{p}: workload '{wl}' is also in {seen[wl]}; give one profile per "
@@ -150,11 +183,18 @@ def load_side(paths: list[Path], progress: Callable[..., None] | None = None,
             side.extend(t)
     if side is None:
         raise UsageError("a side of the comparison has no input files")
+    if select is not None and not len(side.workload):
+        why = next((n for n in side.notes if ": no sample of " in n), "")
+        raise UsageError(f"--comm/--pid: no sample of {select.describe()} in {len(paths)} profile(s) of "
+                         f"this side" + (f"; {why.split(': ', 1)[1]}" if why else ""))
     return side
 
 
-def _load_one(p: Path) -> ContextTable:
+def _load_one(p: Path, select: Select | None = None) -> ContextTable:
     if p.name.endswith(".ctx.tsv"):
+        if select is not None:
+            raise UsageError(f"{p}: a context table keeps no commands or process ids, so --comm/--pid "
+                             "cannot choose in it; give the profiles it was made from")
         return read_ctx(p)
     try:
         from .. import profile as prof  # written by the ingest component
@@ -167,4 +207,4 @@ def _load_one(p: Path) -> ContextTable:
     else:
         pr = prof.ingest(p)
     stem = p.name.removesuffix(".hpmprof").split(".")[0] if p.name != "perf.data" else p.parent.name
-    return from_profile(pr, label=str(p), workload=(pr.meta or {}).get("workload") or stem)
+    return from_profile(pr, label=str(p), workload=(pr.meta or {}).get("workload") or stem, select=select)
