@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 
 from ..errors import ReadError
-from .model import Profile
+from .model import Profile, refuse_perf_directory
 
 __all__ = ["Profile", "ingest"]
 
@@ -21,6 +21,27 @@ def ingest(path: str | os.PathLike, *, kallsyms: str | None = None, symfs: str |
     progress(stage, done, total) is called during long reads. srcline: "own" (DWARF lines
     of files that carry their own debug info), "all" (also separate debug files), "none"."""
     path = os.fspath(path)
+    refuse_perf_directory(path)
+    if path != "-" and _is_stream(path):
+        # a FIFO or a process substitution (<(...)) can be read once: copy it to a temporary
+        # file, which the readers can seek in and open again (reading it twice would hang)
+        import shutil
+        import tempfile
+        with tempfile.NamedTemporaryFile(prefix="hpmkit-stream-", delete=True) as tmp:
+            try:
+                with open(path, "rb") as src:
+                    shutil.copyfileobj(src, tmp, 1 << 20)
+            except OSError as e:
+                raise ReadError(path, f"cannot read: {e.strerror}") from e
+            tmp.flush()
+            if tmp.tell() == 0:
+                raise ReadError(path, "the stream is empty (zero-sized data, nothing to do)",
+                                "give the recording, or start its writer first")
+            prof = ingest(tmp.name, kallsyms=kallsyms, symfs=symfs, srcline=srcline, progress=progress)
+        src_meta = prof.meta.get("source")
+        if isinstance(src_meta, dict):
+            src_meta["path"] = path
+        return prof
     if path == "-":
         # standard input: `perf record -o - | hpmkit profile import -` (pipe-mode perf.data)
         from .perfdata_ingest import ingest_perfdata
@@ -39,6 +60,15 @@ def ingest(path: str | os.PathLike, *, kallsyms: str | None = None, symfs: str |
     _not_a_recording(path, head)
     from .script_ingest import ingest_text
     return ingest_text(path, progress=progress)
+
+
+def _is_stream(path: str) -> bool:
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
 
 
 # Files users pass by mistake, known by their first bytes: each gets a message naming what it

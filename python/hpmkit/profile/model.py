@@ -113,6 +113,7 @@ class Profile:
         d = Path(path)
         if not d.is_dir():
             raise ReadError(d, "no such profile directory", "create it with 'hpmkit profile import'")
+        refuse_perf_directory(d)
         try:
             meta = json.loads((d / "meta.json").read_text())
         except FileNotFoundError as e:
@@ -222,3 +223,12 @@ class Profile:
     def nkernel(self) -> dict[int, int]:
         return dict(zip(self.stacks.column("stack_id").to_pylist(),
                         self.stacks.column("nkernel").to_pylist()))
+
+
+def refuse_perf_directory(path: str | os.PathLike) -> None:
+    """perf record --threads writes a folder (data, data.0, data.1, ...): say so, instead of
+    calling it a profile folder without meta.json."""
+    d = Path(path)
+    if d.is_dir() and not (d / "meta.json").exists() and (d / "data").is_file():
+        raise FormatError(d, "perf's directory format (perf record --threads) is not read",
+                          f"record without --threads, or give the text of 'perf script -i {d}'")

@@ -451,8 +451,18 @@ def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None
         notes = list(pd.notes)
         if pd.truncation:
             notes.append(pd.truncation.describe())
+            # report refuses a cut file as perf report does; a cut stream is read as far as it goes
+            meta["truncated"] = {"pipe": bool(pd.pipe), "note": pd.truncation.describe()}
         if not len(c["attr"]):
             notes.append("the recording holds no samples")
+        dwarf = [event_name(a) for a in pd.attrs if a.sample_type & F.SAMPLE_STACK_USER]
+        if dwarf and len(c["attr"]):
+            # --call-graph dwarf: the user stack is a raw copy that perf unwinds with libdw;
+            # hpmkit keeps the kernel chain and the sampled user address, never silently
+            notes.append(f"samples of {', '.join(dwarf)} carry user stack copies (perf record "
+                         "--call-graph dwarf), which hpmkit does not unwind: their user callers "
+                         "are missing (perf report unwinds them; record with -g or "
+                         "--call-graph fp for frame-pointer chains hpmkit reads)")
         comp = pd.compression()
         if comp:
             notes.append(f"records compressed with {comp['type']} level {comp['level']} "

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from ..errors import UsageError
+from ..errors import ReadError, UsageError
 
 EPILOG = """\
 examples:
@@ -195,6 +195,13 @@ def run(args: argparse.Namespace) -> int:
                         order=chain_order, max_stack=args.max_stack, filters=filters,
                         relative=args.percentage == "relative")
     source, prof = _load(args)
+    cut = prof.meta.get("truncated")
+    if cut and not cut.get("pipe") and not os.path.isdir(source):
+        # perf report stops at the first bad record ("failed to process sample"): a table of
+        # part of a recording would read as the whole of it
+        raise ReadError(source, cut["note"].replace("; every complete record before is used", ""),
+                        "record again, or 'hpmkit profile import' it to keep the complete records "
+                        "(with a note of what was lost)")
     if filters.cpus is not None and prof.samples.num_rows and \
             prof.samples["cpu"].null_count == prof.samples.num_rows:
         raise UsageError(f"report: {source} has no CPU in its samples (record with -a or "
@@ -216,7 +223,8 @@ def run(args: argparse.Namespace) -> int:
         and not args.fields
     if threshold is None:
         threshold = args.percent_limit if args.percent_limit else 0.5
-    notes = []
+    notes = [n for n in prof.meta.get("notes") or ()
+             if not n.startswith(("records compressed", "the recording holds no samples"))]
     if rep.null_periods:
         notes.append(f"{rep.null_periods} samples without a period are counted as 1")
     for why, n in (prof.meta.get("skipped") or {}).items():
@@ -230,5 +238,9 @@ def run(args: argparse.Namespace) -> int:
     src = prof.meta.get("source") or {}
     what = (f"profile of {src.get('path')}, {src.get('format')}" if os.path.isdir(source)
             else src.get("format", "?"))
+    for n in notes:   # on stderr, as perf's own warnings: stdout stays perf report's lines
+        print(f"hpmkit report: note: {n}", file=sys.stderr)
+    if not prof.samples.num_rows:
+        print(f"hpmkit report: {source} has no samples", file=sys.stderr)   # perf: "...has no samples!"
     sys.stdout.write(report_text.render(rep, view, f"{source} ({what})"))
     return 0

@@ -194,10 +194,7 @@ def render(rep: Report, view: View, source: str) -> str:
         out.append(f"# {'symbol' if key == 'sym' else key}: {value}\n")
     lost = rep.profile.meta.get("lost") or 0
     out.append(f"#\n# Total Lost Samples: {lost}\n#\n")
-    for note in view.notes:
-        out.append(f"# note: {note}\n")
-    if view.notes:
-        out.append("#\n")
+    # notes go to stderr (report_cli): stdout is perf report's lines and nothing else
     for h in rep.events:
         out.append(_event(rep, h, view))
     return "".join(out)
