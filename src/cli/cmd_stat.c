@@ -40,7 +40,9 @@ static const char stat_help[] =
 	"      --per-thread      one line per thread (of a command, or with -p, -t or -a)\n"
 	"  -i, --no-inherit      do not count child processes\n"
 	"  -B, --big-num         1,234,567 (the default); --no-big-num: 1234567\n"
-	"  -o, --output FILE     write the report to FILE (written whole or not at all)\n"
+	"  -o, --output FILE     write the report to FILE (written whole or not at all),\n"
+	"                        after perf's '# started on DATE' line\n"
+	"      --append          add the report to -o FILE instead of replacing it\n"
 	"      --group-max N     at most N events per perf group (default: the PMU's counters)\n"
 	"  -v, --verbose         print the perf_event_attr of every event\n"
 	"  -h, --help\n"
@@ -49,9 +51,15 @@ static const char stat_help[] =
 	"perf stat) unless --json or -o is given. An event this machine cannot count is\n"
 	"shown as <not supported> and the others are counted (only when none can be\n"
 	"counted is it an error); so is an event a metric group needs, and its metrics\n"
-	"are n/a with the reason. Exit status: the command's. SIGINT or SIGTERM to hpm\n"
-	"stops the command (SIGTERM) and prints the counts at once; then hpm ends by\n"
-	"the command's signal, or without a command by the one it got, as perf does.\n"
+	"are n/a with the reason. Exit status: the command's.\n"
+	"\n"
+	"Ctrl-C (SIGINT), as in perf stat: the command gets it from the terminal and\n"
+	"handles it; hpm does not stop it but waits for it to end, then prints the\n"
+	"counts (and 'COMMAND: Interrupt' when a signal ended it). hpm then exits with\n"
+	"the command's status when it exited, else ends by SIGINT (a shell sees 130).\n"
+	"With -I, or without a command, SIGINT stops hpm at once (a command goes on).\n"
+	"SIGTERM to hpm stops the command (SIGTERM) and prints the counts at once; then\n"
+	"hpm ends by the command's signal, or without a command by SIGTERM.\n"
 	"\n"
 	"--per-thread of a command follows its threads and child processes with\n"
 	"ptrace(2): each gets its own counters before its first instruction and is read\n"
@@ -240,7 +248,7 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 	}
 	double enable_at = t0 + (double)o->delay_ms / 1e3, count_start = t0;
 	double next_tick = o->interval_ms ? t0 + (double)o->interval_ms / 1e3 : 0;
-	bool child_done = false, killed = false;
+	bool child_done = false, killed = false, interrupted = false;
 	for (;;) {
 		double now = now_s(), wake = now + 3600;
 		if (!enabled)
@@ -261,13 +269,21 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 			}
 		} else if (sig == SIGCHLD && child > 0 && waitpid(child, &status, WNOHANG) == child)
 			child_done = true;
-		if (sig == SIGINT || sig == SIGTERM) {
+		if (sig == SIGTERM) {
 			caught = sig;
 			if (child > 0 && !child_done && !killed) {
-				/* like perf record: stop the workload and report at once */
+				/* stop the workload and report at once */
 				kill(child, SIGTERM);
 				killed = true;
 			}
+		} else if (sig == SIGINT) {
+			/* like perf stat: Ctrl-C is the command's (the terminal sends it to
+			 * the command too, which is in hpm's process group); hpm waits for
+			 * it to end and then reports, or with -I stops at once and leaves
+			 * it running, as perf does */
+			caught = sig;
+			if (child > 0 && !child_done && o->interval_ms && !killed)
+				interrupted = true;
 		}
 		now = now_s();
 		if (!enabled && now >= enable_at && !child_done) {
@@ -286,7 +302,7 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 			while (next_tick <= now)
 				next_tick += (double)o->interval_ms / 1e3;
 		}
-		if (child_done)
+		if (child_done || interrupted)
 			break;
 		if (child <= 0 && (caught || ((o->npids || o->ntids) && !targets_alive(o))))
 			break;
@@ -304,10 +320,22 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 		return -1;
 	if (o->interval_ms && enabled)
 		stat_print_interval(st, o, end - count_start); /* the last, partial interval */
-	st->elapsed_sum += enabled ? end - count_start : 0;
+	double el = enabled ? end - count_start : 0;
+	st->elapsed_sum += el;
+	st->elapsed_sumsq += el * el;
+	if (child > 0 && !child_done) {
+		/* -I and Ctrl-C: the command goes on, not waited for (as perf) */
+		st->status = 0;
+		st->status_sig = 0;
+		st->cmd_exited = false;
+		return 0;
+	}
 	st->status = child > 0 ? (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status))
 			       : 0;
 	st->status_sig = child > 0 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	st->cmd_exited = child > 0 && WIFEXITED(status);
+	if (st->status_sig) /* perf's line, on stderr whatever the output: "sleep: Interrupt" */
+		psignal(st->status_sig, o->cmd[0]);
 	return 0;
 }
 
@@ -324,6 +352,8 @@ static int account(struct stat_state *st)
 		int m = hpm_evset__nr_metrics(st->units[0].set);
 		st->sum = calloc((size_t)st->nev + 1, sizeof(double));
 		st->sumsq = calloc((size_t)st->nev + 1, sizeof(double));
+		st->runsum = calloc((size_t)st->nev + 1, sizeof(double));
+		st->ensum = calloc((size_t)st->nev + 1, sizeof(double));
 		st->total = calloc((size_t)st->nev + 1, sizeof(struct hpm_value));
 		st->msum = calloc((size_t)m + 1, sizeof(double));
 		st->mvalid = calloc((size_t)m + 1, sizeof(int));
@@ -343,7 +373,8 @@ static int account(struct stat_state *st)
 		free(all.units);
 		return -1;
 	}
-	if (!st->sum || !st->sumsq || !st->total || !st->msum || !st->mvalid || !st->bin_total) {
+	if (!st->sum || !st->sumsq || !st->runsum || !st->ensum || !st->total || !st->msum ||
+	    !st->mvalid || !st->bin_total) {
 		free(all.units);
 		return -1;
 	}
@@ -356,6 +387,8 @@ static int account(struct stat_state *st)
 	for (int i = 0; i < st->nev; i++) {
 		st->sum[i] += st->total[i].scaled;
 		st->sumsq[i] += st->total[i].scaled * st->total[i].scaled;
+		st->runsum[i] += (double)st->total[i].running;
+		st->ensum[i] += (double)st->total[i].enabled;
 	}
 	for (int i = 0; i < hpm_evset__nr_metrics(st->units[0].set); i++) {
 		double v;
@@ -369,7 +402,8 @@ static int account(struct stat_state *st)
 }
 
 enum {
-	OPT_JSON = 256, OPT_GROUP_MAX, OPT_PER_THREAD, OPT_PER_CORE, OPT_PER_SOCKET, OPT_NO_BIG_NUM
+	OPT_JSON = 256, OPT_GROUP_MAX, OPT_PER_THREAD, OPT_PER_CORE, OPT_PER_SOCKET, OPT_NO_BIG_NUM,
+	OPT_APPEND
 };
 
 static int parse_opts(int argc, char **argv, struct stat_opts *o)
@@ -381,7 +415,8 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 		{ "json-output", no_argument, 0, 'j' },
 		{ "tid", required_argument, 0, 't' },    { "all-cpus", no_argument, 0, 'a' },
 		{ "cpu", required_argument, 0, 'C' },    { "no-inherit", no_argument, 0, 'i' },
-		{ "output", required_argument, 0, 'o' }, { "group-max", required_argument, 0, OPT_GROUP_MAX },
+		{ "output", required_argument, 0, 'o' }, { "append", no_argument, 0, OPT_APPEND },
+		{ "group-max", required_argument, 0, OPT_GROUP_MAX },
 		{ "interval-print", required_argument, 0, 'I' },
 		{ "delay", required_argument, 0, 'D' },  { "detailed", no_argument, 0, 'd' },
 		{ "no-aggr", no_argument, 0, 'A' },      { "per-thread", no_argument, 0, OPT_PER_THREAD },
@@ -440,6 +475,7 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 			break;
 		case 'i': o->no_inherit = true; break;
 		case 'o': o->output = optarg; break;
+		case OPT_APPEND: o->append = true; break;
 		case OPT_GROUP_MAX:
 			if (parse_count("stat", optarg, "--group-max", 1, 64, &v))
 				return 2;
@@ -527,6 +563,8 @@ static void free_state(struct stat_state *st)
 	free(st->bin_total);
 	free(st->sum);
 	free(st->sumsq);
+	free(st->runsum);
+	free(st->ensum);
 	free(st->total);
 	free(st->msum);
 	free(st->mvalid);
@@ -552,10 +590,33 @@ int cmd_stat(int argc, char **argv)
 	sigaddset(&waitset, SIGINT);
 	sigaddset(&waitset, SIGTERM);
 	sigprocmask(SIG_BLOCK, &waitset, &old);
+	/* SIGINT is hpm's (taken with sigtimedwait) and, as perf's handler makes it,
+	 * the default in the command even when hpm was started with it ignored (a
+	 * background job of a script): Ctrl-C to the group reaches the command */
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_int;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(SIGINT, &dfl, &old_int);
 	struct outfile of;
 	bool have_file = false, reported = false; /* reported: the counts are out */
+	/* --append: the block is built in memory and added to the file at the end */
+	FILE *app = NULL;
+	char *app_buf = NULL;
+	size_t app_len = 0;
 	st.out = o.json ? stdout : stderr;
-	if (o.output) {
+	if (o.output && o.append) {
+		app = fopen(o.output, "a");
+		if (!app) {
+			fprintf(stderr, "hpm stat: cannot write '%s': %s\n", o.output, strerror(errno));
+			rc = 1;
+			goto out;
+		}
+		if (!(st.out = open_memstream(&app_buf, &app_len))) {
+			fclose(app);
+			app = NULL;
+			rc = 1;
+			goto out;
+		}
+	} else if (o.output) {
 		int r = outfile_open(&of, o.output);
 		if (r < 0) {
 			fprintf(stderr, "hpm stat: cannot write '%s': %s\n", o.output, strerror(-r));
@@ -564,6 +625,12 @@ int cmd_stat(int argc, char **argv)
 		}
 		have_file = true;
 		st.out = of.f;
+	}
+	if (o.output && !o.json) {
+		/* perf's first line of an output file (ctime ends in a newline: then a
+		 * blank line); not in hpm's JSON document */
+		time_t now = time(NULL);
+		fprintf(st.out, "# started on %s\n", ctime(&now));
 	}
 	if (make_units(&st, &o)) {
 		rc = 1;
@@ -593,19 +660,41 @@ int cmd_stat(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (app) {
+		fclose(st.out); /* app_buf, app_len: the block */
+		st.out = NULL;
+		bool bad = fwrite(app_buf, 1, app_len, app) != app_len;
+		bad |= fclose(app) != 0;
+		app = NULL;
+		if (bad) {
+			fprintf(stderr, "hpm stat: cannot write '%s': %s\n", o.output,
+				strerror(errno ? errno : EIO));
+			rc = 1;
+			goto out;
+		}
+	}
 	rc = st.status;
 	reported = true;
 out:
 	if (have_file)
 		outfile_abort(&of);
+	if (app) { /* nothing is added to the file */
+		fclose(st.out);
+		fclose(app);
+	}
+	free(app_buf);
 	int end_sig = o.cmd && st.status_sig ? st.status_sig : caught;
+	if (caught == SIGINT) /* Ctrl-C: the command's exit status when it exited, else SIGINT */
+		end_sig = o.cmd && st.cmd_exited ? 0 : SIGINT;
 	free_state(&st);
 	hpm_ctx__delete(st.ctx);
+	sigaction(SIGINT, &old_int, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (caught && reported) {
+	if (caught && end_sig && reported) {
 		/* like perf: a run stopped by a signal ends by a signal once the counts are
-		 * out (a shell sees 130 for SIGINT, 143 for SIGTERM): the command's when it
-		 * died by one (the SIGTERM hpm stopped it with), else the one hpm got */
+		 * out (a shell sees 130 for SIGINT, 143 for SIGTERM). SIGTERM: the command's
+		 * when it died by one (the SIGTERM hpm stopped it with), else SIGTERM.
+		 * SIGINT: SIGINT, unless the command exited (trapped it): then its status */
 		end_by_signal(end_sig);
 		rc = 128 + end_sig;
 	}

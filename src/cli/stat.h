@@ -32,6 +32,7 @@ struct stat_opts {
 	long interval_ms;   /* -I */
 	long delay_ms;      /* -D */
 	const char *output;
+	bool append;        /* --append: add a block to -o FILE instead of replacing it */
 	int group_max;
 	char **cmd;
 };
@@ -81,15 +82,17 @@ struct stat_state {
 	/* over runs (-r), aggregate of all units */
 	int runs;
 	double *sum, *sumsq;
+	double *runsum, *ensum;     /* running and enabled time, summed over runs */
 	struct hpm_value *total;    /* last run, all units */
 	struct hpm_value **bin_total; /* last run, per bin */
 	int nbin_total;
 	double *msum;
 	int *mvalid;
 	char quirks[1024];
-	double elapsed_sum;
+	double elapsed_sum, elapsed_sumsq;
 	int status;
 	int status_sig; /* the signal that ended the command, 0 when it exited */
+	bool cmd_exited; /* the command ended by exit(), not by a signal, nor still runs */
 	/* -I */
 	FILE *out;
 	double t_start;

@@ -111,26 +111,31 @@ static bool never_ran(const struct hpm_value *v, bool delta)
 	return !v->running;
 }
 
-/* One CSV line (perf's fields + the read path) */
+/* One CSV line (perf's fields + the read path). noise >= 0 (-r): perf's
+ * "x.xx%" field after the event name, on every row. */
 static void csv_row(FILE *f, struct stat_opts *o, const char *prefix, const struct row *r,
-		    const struct hpm_value *v, bool delta)
+		    const struct hpm_value *v, bool delta, double noise)
 {
 	const char *s = o->sep;
 	bool msec = is_msec(r->name);
+	char nf[48] = "";
+	if (noise >= 0)
+		snprintf(nf, sizeof(nf), "%s%.2f%%", s, noise);
 	if (r->state == ROW_NOT_SUPPORTED) {
-		fprintf(f, "%s<not supported>%s%s%s%s%s0%s100.00%s%s%snone\n", prefix, s,
-			msec ? "msec" : "", s, r->name, s, s, s, s, s);
+		fprintf(f, "%s<not supported>%s%s%s%s%s%s0%s100.00%s%s%snone\n", prefix, s,
+			msec ? "msec" : "", s, r->name, nf, s, s, s, s, s);
 		return;
 	}
 	if (r->state == ROW_NOT_COUNTED || never_ran(v, delta)) {
-		fprintf(f, "%s<not counted>%s%s%s%s%s0%s100.00%s%s%s%s\n", prefix, s, msec ? "msec" : "",
-			s, r->name, s, s, s, s, s, r->state == ROW_NOT_COUNTED ? "none" : path_name(v->path));
+		fprintf(f, "%s<not counted>%s%s%s%s%s%s0%s100.00%s%s%s%s\n", prefix, s,
+			msec ? "msec" : "", s, r->name, nf, s, s, s, s, s,
+			r->state == ROW_NOT_COUNTED ? "none" : path_name(v->path));
 		return;
 	}
 	if (msec)
-		fprintf(f, "%s%.2f%smsec%s%s", prefix, v->scaled / 1e6, s, s, r->name);
+		fprintf(f, "%s%.2f%smsec%s%s%s", prefix, v->scaled / 1e6, s, s, r->name, nf);
 	else
-		fprintf(f, "%s%.0f%s%s%s", prefix, v->scaled, s, s, r->name);
+		fprintf(f, "%s%.0f%s%s%s%s", prefix, v->scaled, s, s, r->name, nf);
 	fprintf(f, "%s%llu%s%.2f%s%s%s%s\n", s, (unsigned long long)v->running, s,
 		v->enabled ? 100.0 * (double)v->running / (double)v->enabled : 100.0, s, s, s,
 		path_name(v->path));
@@ -271,48 +276,55 @@ void stat_print_interval(struct stat_state *st, struct stat_opts *o, double t)
 		free(v);
 		return;
 	}
-	if (o->perf_json) {
-		for (int b = 0; b < st->nbins; b++) {
-			stat_sum(st, &st->bins[b], true, v);
-			if (!bin_shown(st, o, v))
-				continue;
-			for (int r = 0; r < st->nrows; r++) {
-				const struct row *row = &st->rows[r];
-				struct hpm_value none = { 0 };
-				perf_json_row(f, o, t, &st->bins[b], row,
-					      row->idx >= 0 ? &v[row->idx] : &none, true, -1);
-			}
-		}
-		fflush(f);
+	/* perf's order: per thread, core or socket, each bin's events; otherwise
+	 * (-A) each event's CPUs, as in the final report */
+	struct hpm_value *all = calloc((size_t)st->nbins * (size_t)st->nev + 1, sizeof(*all));
+	bool *shown = calloc((size_t)st->nbins + 1, sizeof(bool));
+	if (!all || !shown) {
+		free(all);
+		free(shown);
 		free(v);
 		return;
 	}
-	if (!o->sep && !st->header_done) {
+	for (int b = 0; b < st->nbins; b++) {
+		stat_sum(st, &st->bins[b], true, all + (size_t)b * (size_t)st->nev);
+		shown[b] = bin_shown(st, o, all + (size_t)b * (size_t)st->nev);
+	}
+	bool thread_major = o->aggr == AGGR_THREAD || o->aggr == AGGR_CORE || o->aggr == AGGR_SOCKET;
+	int outer = thread_major ? st->nbins : st->nrows, inner = thread_major ? st->nrows : st->nbins;
+	if (!o->perf_json && !o->sep && !st->header_done) {
 		interval_header(f, o);
 		st->header_done = true;
 	}
 	char ts[64], label[96], prefix[192];
 	snprintf(ts, sizeof(ts), "%16.9f", t);
-	for (int b = 0; b < st->nbins; b++) {
-		stat_sum(st, &st->bins[b], true, v);
-		if (!bin_shown(st, o, v))
-			continue;
-		fmt_label(label, sizeof(label), o, &st->bins[b], o->sep != NULL, o->sep ? o->sep : "");
-		if (o->sep)
-			snprintf(prefix, sizeof(prefix), "%s%s%s", ts, o->sep, label);
-		else
-			snprintf(prefix, sizeof(prefix), "%s %s", ts, label);
-		for (int r = 0; r < st->nrows; r++) {
+	for (int a = 0; a < outer; a++)
+		for (int c = 0; c < inner; c++) {
+			int b = thread_major ? a : c, r = thread_major ? c : a;
+			if (!shown[b])
+				continue;
 			const struct row *row = &st->rows[r];
 			struct hpm_value none = { 0 };
-			const struct hpm_value *rv = row->idx >= 0 ? &v[row->idx] : &none;
-			if (o->sep)
-				csv_row(f, o, prefix, row, rv, true);
-			else
+			const struct hpm_value *rv =
+				row->idx >= 0 ? &all[(size_t)b * (size_t)st->nev + (size_t)row->idx]
+					      : &none;
+			if (o->perf_json) {
+				perf_json_row(f, o, t, &st->bins[b], row, rv, true, -1);
+				continue;
+			}
+			fmt_label(label, sizeof(label), o, &st->bins[b], o->sep != NULL,
+				  o->sep ? o->sep : "");
+			if (o->sep) {
+				snprintf(prefix, sizeof(prefix), "%s%s%s", ts, o->sep, label);
+				csv_row(f, o, prefix, row, rv, true, -1);
+			} else {
+				snprintf(prefix, sizeof(prefix), "%s %s", ts, label);
 				text_row(f, o, prefix, row, rv, true, NULL);
+			}
 		}
-	}
 	fflush(f);
+	free(all);
+	free(shown);
 	free(v);
 }
 
@@ -352,14 +364,27 @@ static double rel_err(double sum, double sumsq, int n)
 	return 100.0 * sqrt(var / n) / fabs(mean);
 }
 
-/* Values of one bin for the final report: the mean over runs for the global
- * aggregate, the last run's sums otherwise. */
+/* -r N: perf's noise of a row, the stddev of the mean over the runs in percent
+ * of the mean (0 for a row without a count); -1 without -r. */
+static double repeat_noise(struct stat_state *st, struct stat_opts *o, const struct row *row)
+{
+	if (o->repeat < 2 || st->nbins != 1)
+		return -1;
+	return row->idx >= 0 ? rel_err(st->sum[row->idx], st->sumsq[row->idx], st->runs) : 0;
+}
+
+/* Values of one bin for the final report: the mean over runs (counts,
+ * running and enabled times, as perf) for the global aggregate, the last
+ * run's sums otherwise. */
 static void final_values(struct stat_state *st, int b, struct hpm_value *v)
 {
 	memcpy(v, st->bin_total[b], sizeof(*v) * (size_t)st->nev);
 	if (st->nbins == 1 && st->runs > 1)
-		for (int i = 0; i < st->nev; i++)
+		for (int i = 0; i < st->nev; i++) {
 			v[i].scaled = st->sum[i] / st->runs;
+			v[i].running = (uint64_t)(st->runsum[i] / st->runs);
+			v[i].enabled = (uint64_t)(st->ensum[i] / st->runs);
+		}
 }
 
 /* The reason of each <not supported> row, once per distinct reason: events
@@ -438,9 +463,9 @@ static void text_cell(FILE *f, struct stat_state *st, struct stat_opts *o, const
 {
 	struct hpm_evset *set = st->units[0].set;
 	char extra[48] = "";
-	if (row->idx >= 0 && st->runs > 1 && st->nbins == 1)
-		snprintf(extra, sizeof(extra), " ( +- %5.2f%% )",
-			 rel_err(st->sum[row->idx], st->sumsq[row->idx], st->runs));
+	double noise = repeat_noise(st, o, row);
+	if (noise > 0) /* perf prints none when the runs agree */
+		snprintf(extra, sizeof(extra), "  ( +-%6.2f%% )", noise);
 	if (row->idx >= 0 && !rv->running && rv->enabled) {
 		int g = hpm_evset__group_of(set, row->idx), members = 0;
 		for (int k = 0; k < st->nev; k++)
@@ -457,17 +482,14 @@ static void text_cell(FILE *f, struct stat_state *st, struct stat_opts *o, const
 static void csv_cell(FILE *f, struct stat_state *st, struct stat_opts *o, const char *label,
 		     const struct bin *b, const struct row *row, const struct hpm_value *rv)
 {
-	csv_row(f, o, label, row, rv, false);
+	csv_row(f, o, label, row, rv, false, repeat_noise(st, o, row));
 }
 
 static void perf_json_cell(FILE *f, struct stat_state *st, struct stat_opts *o,
 			   const char *label, const struct bin *b, const struct row *row,
 			   const struct hpm_value *rv)
 {
-	double var = -1;
-	if (row->idx >= 0 && st->runs > 1 && st->nbins == 1)
-		var = rel_err(st->sum[row->idx], st->sumsq[row->idx], st->runs);
-	perf_json_row(f, o, -1, b, row, rv, false, var);
+	perf_json_row(f, o, -1, b, row, rv, false, repeat_noise(st, o, row));
 }
 
 static void report_perf_json(FILE *f, struct stat_state *st, struct stat_opts *o)
@@ -513,9 +535,20 @@ static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
 		else
 			fprintf(f, " %18s %-5s %-28s (an input never counted)\n", "n/a", "", name);
 	}
-	fprintf(f, "\n %18.9f seconds time elapsed", st->elapsed_sum / st->runs);
-	if (st->runs > 1)
-		fprintf(f, "  (mean of %d runs)", st->runs);
+	double el = st->elapsed_sum / st->runs;
+	if (o->repeat > 1) {
+		/* perf's: the mean +- the stddev of the mean, with two digits more than
+		 * the stddev's first significant one, and the stddev in percent */
+		double pct = rel_err(st->elapsed_sum, st->elapsed_sumsq, st->runs);
+		double sd = pct * el / 100;
+		int prec = sd > 1 ? 2 : sd > 0 ? (int)lround(ceil(-log10(sd))) + 2 : 2;
+		if (prec > 15)
+			prec = 15;
+		fprintf(f, "\n %17.*f +- %.*f seconds time elapsed", prec, el, prec, sd);
+		if (pct > 0)
+			fprintf(f, "  ( +-%6.2f%% )", pct);
+	} else
+		fprintf(f, "\n %18.9f seconds time elapsed", el);
 	fprintf(f, "\n\n read path: [mmap] = user-space counter read, [read] = read(2)");
 	char why[200];
 	for (int i = 0; i < st->nev; i++)

@@ -342,20 +342,28 @@ def test_not_supported_rows_for_every_thread_like_perf(progs):
 def test_a_signal_stops_the_command_and_prints_every_thread(progs, sig):
     proc = subprocess.Popen([str(require(HPM)), "stat", "--per-thread", "-x,", "-e",
                              "page-faults", "--", str(progs["pf_threads"]), "3", "10", "nap"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
         assert proc.stdout.readline() == "started\n"
         time.sleep(0.2)
-        proc.send_signal(sig)
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)  # Ctrl-C: to hpm and the command, as a terminal does
+        else:
+            proc.send_signal(sig)
         out, err = proc.communicate(timeout=10)
     finally:
         if proc.poll() is None:
-            proc.kill()
-    # as the rest of hpm stat: the command is stopped with SIGTERM and the counts are
-    # printed at once, here one row per thread; then hpm ends by the command's signal, as
-    # perf does after a stop signal (a shell sees 143)
-    assert proc.returncode == -signal.SIGTERM, err
-    got = {c: int(v) for c, _, v, _ in csv_rows(err)}
+            os.killpg(proc.pid, signal.SIGKILL)
+    # as the rest of hpm stat: Ctrl-C ends the command itself (perf's "cmd: Interrupt"),
+    # SIGTERM to hpm stops it with SIGTERM; the counts are printed at once, here one row
+    # per thread; then hpm ends by the signal (a shell sees 130 or 143)
+    assert proc.returncode == -sig, err
+    # perf's line for a command that a signal ended, before the counts
+    lines = err.splitlines()
+    what = "Interrupt" if sig == signal.SIGINT else "Terminated"
+    assert lines[0] == f"{progs['pf_threads']}: {what}", err
+    got = {c: int(v) for c, _, v, _ in csv_rows("\n".join(lines[1:]))}
     assert set(got) == {"pf_threads", "t0", "t1", "t2", "t3"}
     assert 10 <= got["t1"] <= 12 and 30 <= got["t3"] <= 32, got  # K*i + its stack page
 
