@@ -4,6 +4,7 @@
  * members' counts in every sample (PERF_SAMPLE_READ). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -34,13 +35,20 @@ static const char record_help[] =
 	"  -e, --event LIST      events to sample (perf syntax). In a group\n"
 	"                        '{leader,a,b}' the leader samples and every sample\n"
 	"                        carries the counts of a and b since the last one.\n"
-	"                        Default: cycles, or cpu-clock without a hardware PMU\n"
+	"                        Default: cycles, or cpu-clock without a hardware PMU;\n"
+	"                        as in perf, cycles (cpu-cycles) that cannot be opened\n"
+	"                        becomes cpu-clock, with a warning\n"
 	"  -c, --count N         sample every N events of the leader\n"
 	"  -F, --freq HZ         sample HZ times per second (default 4000)\n"
 	"  -g                    record call stacks (frame pointers, kernel + user)\n"
 	"      --call-graph fp   the same (only frame-pointer stacks are supported)\n"
 	"  -o, --output FILE     output file (default perf.data); it appears only when\n"
-	"                        complete (never a half file or a temporary one)\n"
+	"                        complete (never a half file or a temporary one), mode\n"
+	"                        0600, and a non-empty FILE already there becomes\n"
+	"                        FILE.old, as with perf. '-' (and no -o while standard\n"
+	"                        output is a pipe): perf's pipe mode on standard output\n"
+	"                        ('| perf script -i -'); the command's standard output\n"
+	"                        then goes to standard error\n"
 	"  -p, --pid PIDS        record existing processes (all their threads), e.g. 12,34;\n"
 	"                        with '-- COMMAND', for as long as COMMAND runs (perf's\n"
 	"                        'hpm record -p PID -- sleep 5')\n"
@@ -63,16 +71,23 @@ static const char record_help[] =
 	"                                               timer sampling + counter group (the\n"
 	"                                               way to sample on QEMU riscv64)\n"
 	"  perf script -i perf.data                     read it with Linux perf\n"
+	"  hpm record -g -- ./app | perf report -i - --stdio   pipe mode\n"
 	"  hpmkit profile import perf.data              the same in hpmkit (Parquet)\n"
 	"\n"
 	"Events and modifiers as in perf (hpm stat --help); a tracepoint leader samples\n"
-	"every hit unless -c/-F says otherwise. SIGINT, SIGTERM or SIGHUP stops the\n"
-	"command (SIGTERM) and writes the file at once; then hpm ends, as perf does, by\n"
-	"the command's signal, or without a command by the one it got (a shell sees\n"
-	"130 for SIGINT, 143 for SIGTERM). A file that cannot be completed (disk full)\n"
-	"is not left behind, not even under a temporary name.\n"
+	"every hit unless -c/-F says otherwise. As under perf, the command runs in\n"
+	"hpm's process group with SIGINT, SIGTERM and SIGHUP at their default action\n"
+	"(even when hpm was started with them ignored, as by '&' in a script), so a\n"
+	"terminal's Ctrl-C reaches the command and hpm alike. A stop signal to hpm\n"
+	"(SIGINT, SIGTERM, SIGHUP) sends the command SIGTERM if it still runs and\n"
+	"writes the file at once; then hpm ends, as perf does, by the command's signal\n"
+	"when it died by one, else by the one hpm got (a shell sees 130 for Ctrl-C,\n"
+	"143 for SIGTERM). A file that cannot be completed (disk full) is not left\n"
+	"behind, not even under a temporary name.\n"
 	"Kernel frames are symbolised from the copy of /proc/kallsyms hpm stores in the\n"
-	"file (feature section 250), so another machine can read them. Lost samples\n"
+	"file (feature section 250), so another machine can read them; not in pipe mode,\n"
+	"where perf refuses a section of its own (readers then use --kallsyms or the\n"
+	"local /proc/kallsyms). Lost samples\n"
 	"(ring buffer full) are counted and reported. hpm never changes\n"
 	"kernel.perf_event_paranoid: without permission for kernel sampling it falls back\n"
 	"to user space (':u') and says so.\n";
@@ -303,6 +318,20 @@ static void close_targets(struct target *t, int nt, int nev, size_t mapsz)
 	}
 }
 
+/* cycles -> cpu-clock (PERF_COUNT_SW_CPU_CLOCK), the attr otherwise unchanged (modes,
+ * precision, period); named "cpu-clock" with the modifiers the event was given ("cycles:u"
+ * -> "cpu-clock:u") */
+static void cycles_to_cpu_clock(struct rec_ev *e)
+{
+	char mods[64] = "";
+	const char *colon = strrchr(e->name, ':');
+	if (e->explicit_mods && colon)
+		snprintf(mods, sizeof(mods), "%s", colon);
+	e->attr.type = PERF_TYPE_SOFTWARE;
+	e->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	snprintf(e->name, sizeof(e->name), "cpu-clock%s", mods);
+}
+
 /* Open every event for every target. Returns 0, 1 to retry with changed
  * attrs (a fallback was applied), or -1 with the error printed. */
 static int open_all(struct hpm_ctx *ctx, struct opts *o, struct rec_ev *ev, int nev,
@@ -320,6 +349,21 @@ static int open_all(struct hpm_ctx *ctx, struct opts *o, struct rec_ev *ev, int 
 				continue;
 			}
 			int err = errno;
+			if ((err == ENOENT || err == ENXIO || err == ENODEV || err == EOPNOTSUPP) &&
+			    ev[j].attr.type == PERF_TYPE_HARDWARE &&
+			    ev[j].attr.config == PERF_COUNT_HW_CPU_CYCLES) {
+				/* perf's rule: cycles that cannot be opened (no hardware PMU, as in
+				 * most VMs) become the cpu-clock software event, same modifiers */
+				close_targets(t, nt, nev, mapsz);
+				char was[128];
+				snprintf(was, sizeof(was), "%s", ev[j].name);
+				cycles_to_cpu_clock(&ev[j]);
+				if (!o->quiet)
+					fprintf(stderr, "hpm record: %s cannot be counted here (no hardware "
+							"cycle counter); sampling %s instead, as perf does\n",
+						was, ev[j].name);
+				return 1;
+			}
 			if ((err == EOPNOTSUPP || err == EINVAL) && ev[j].precise_max &&
 			    ev[j].attr.precise_ip) {
 				/* ":P" like perf: the highest precise level this PMU takes */
@@ -468,7 +512,8 @@ static int drain_all(struct target *t, int nt, size_t datasz, struct perf_file *
 	if (c->records != before) {
 		/* everything before this point is in the file: perf may sort and flush */
 		struct perf_event_header h = { .type = 68 /* FINISHED_ROUND */, .size = sizeof(h) };
-		return perf_file__write(pf, &h, sizeof(h));
+		int r = perf_file__write(pf, &h, sizeof(h));
+		return r ? r : perf_file__flush(pf); /* pipe mode: the reader gets the round now */
 	}
 	return 0;
 }
@@ -727,7 +772,7 @@ static bool targets_alive(const struct target *t, int nt)
 
 int cmd_record(int argc, char **argv)
 {
-	struct opts o = { .pages = 64, .freq = 0, .output = "perf.data" };
+	struct opts o = { .pages = 64, .freq = 0 };
 	int rc = parse_opts(argc, argv, &o);
 	if (rc >= 0) {
 		free(o.pids);
@@ -735,6 +780,12 @@ int cmd_record(int argc, char **argv)
 		free(o.cpus);
 		return rc;
 	}
+	/* perf's rule: '-o -' is pipe mode on standard output, and so is no -o when standard
+	 * output is a pipe ('hpm record -- CMD | perf script -i -') */
+	struct stat ost;
+	if (!o.output)
+		o.output = !fstat(STDOUT_FILENO, &ost) && S_ISFIFO(ost.st_mode) ? "-" : "perf.data";
+	bool pipe_out = !strcmp(o.output, "-");
 	rc = 1; /* the exit status at fail: (a signal before the command ran sets 128 + it) */
 	if (!o.period && !o.freq)
 		o.freq = 4000;
@@ -749,7 +800,7 @@ int cmd_record(int argc, char **argv)
 			hpm_ctx__delete(ctx);
 			return 2;
 		}
-	int werr = output_writable(o.output);
+	int werr = pipe_out ? 0 : output_writable(o.output);
 	if (werr) { /* before any note or the command's start: a bad -o is the one line said */
 		fprintf(stderr, "hpm record: cannot write '%s': %s\n", o.output, strerror(werr));
 		hpm_ctx__delete(ctx);
@@ -767,8 +818,31 @@ int cmd_record(int argc, char **argv)
 
 	static struct target t[MAX_TARGETS];
 	static struct perf_file pf;
-	int go = -1, errfd = -1;
+	int go = -1, errfd = -1, outfd = -1;
 	pid_t child = 0;
+	if (pipe_out) {
+		/* the stream goes to a copy of standard output; hpm's (and so the command's)
+		 * standard output becomes standard error, so the command's output cannot get
+		 * into the stream */
+		outfd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (outfd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "hpm record: cannot write to standard output: %s\n", strerror(errno));
+			hpm_ctx__delete(ctx);
+			return 1;
+		}
+	}
+	/* From here on a stop signal (Ctrl-C, kill, a closed terminal) is a request: the file
+	 * is finished and written (or, before the command runs, not made at all), never left
+	 * half-written. Caught before the command is forked, as perf record does: the command
+	 * then starts with these signals at their default action (exec resets a caught signal)
+	 * even when hpm was started with them ignored (a '&' in a script ignores SIGINT), so it
+	 * takes a terminal's Ctrl-C itself, as under perf. SA_RESTART only while the forked
+	 * command waits to exec, so that the wait is not cut short. */
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	if (o.cmd) {
 		child = spawn(o.cmd, &go, &errfd);
 		if (child < 0) {
@@ -783,7 +857,7 @@ int cmd_record(int argc, char **argv)
 	size_t mapsz = datasz + pagesz;
 	int r = nt < 0 ? -1 : 1;
 	setup_attrs(&o, ev, nev, grouped, inherit);
-	for (int tries = 0; r == 1 && tries < 4; tries++)
+	for (int tries = 0; r == 1 && tries < 4 + nev; tries++)
 		r = open_all(ctx, &o, ev, nev, t, nt, mapsz, &inherit, grouped);
 	if (r) {
 		if (child > 0) {
@@ -793,15 +867,17 @@ int cmd_record(int argc, char **argv)
 		hpm_ctx__delete(ctx);
 		return 1;
 	}
-	/* From here on a stop signal (Ctrl-C, kill, a closed terminal) is a request: the file
-	 * is finished and written (or, before the command runs, not made at all), never left
-	 * half-written. Before this point there is no file to lose. */
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* hpm's waits end at a stop signal */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	r = perf_file__open(&pf, o.output);
+	/* 0600 and an earlier file kept as FILE.old, as perf record: the file holds kernel
+	 * addresses (samples, the kallsyms copy) */
+	r = pipe_out ? perf_file__open_pipe(&pf, outfd)
+		     : perf_file__open_flags(&pf, o.output, PF_OPEN_PRIVATE | PF_OPEN_BACKUP);
+	if (outfd >= 0)
+		close(outfd);
+	outfd = -1;
 	if (r) {
 		fprintf(stderr, "hpm record: cannot write '%s': %s\n", o.output, strerror(-r));
 		goto fail;
@@ -924,6 +1000,8 @@ int cmd_record(int argc, char **argv)
 	close_targets(t, nt, nev, mapsz);
 	if (nsyms)
 		nsyms = rec_kernel_end(&pf, o.all_kallsyms);
+	if (pipe_out)
+		nsyms = 0; /* perf takes no hpm section in a stream: the copy is left out */
 	if (!r)
 		r = perf_file__commit(&pf);
 	if (r) {
@@ -935,9 +1013,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!o.quiet) {
 		struct stat st;
-		double mb = stat(o.output, &st) ? 0 : (double)st.st_size / 1e6;
-		fprintf(stderr, "hpm record: %llu samples in %.3f MB written to %s (%.2f s", 
-			(unsigned long long)cnt.samples, mb, o.output,
+		double mb = pipe_out ? (double)(pf.data_size + 16) / 1e6 /* header + records */
+			    : stat(o.output, &st) ? 0 : (double)st.st_size / 1e6;
+		fprintf(stderr, "hpm record: %llu samples in %.3f MB written to %s (%.2f s",
+			(unsigned long long)cnt.samples, mb, pipe_out ? "standard output" : o.output,
 			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
 		if (nsyms)
 			fprintf(stderr, ", %d kernel symbols", nsyms);

@@ -9,9 +9,19 @@
  * inode in the destination's folder) and linked under its name only when complete, so a
  * recording that is killed (SIGKILL, a crash, the disk filling up) leaves nothing behind:
  * not a half file under the final name, not a stray temporary file. Elsewhere a temporary
- * name beside the destination is used and removed on every error path. */
+ * name beside the destination is used and removed on every error path.
+ *
+ * Pipe mode (perf_file__open_pipe; perf's Documentation/perf.data-file-format.txt, "Pipe-mode
+ * data"): a header of 16 bytes (magic, size 16), then everything as records in stream order:
+ * a HEADER_ATTR record per attr (the attr with size set, then its ids), the feature sections
+ * as HEADER_FEATURE records (u64 feature id, then the section as in a file) ended by an empty
+ * one of id HEADER_LAST_FEATURE, the tracing data as a HEADER_TRACING_DATA record (u32 size)
+ * followed by that many bytes (padded to 8), then the records. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdio_ext.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,7 +77,7 @@ static void tmp_name(struct perf_file *pf)
 }
 
 /* An unnamed file in the destination's folder, or NULL (file system without O_TMPFILE). */
-static FILE *open_unnamed(const char *path)
+static FILE *open_unnamed(const char *path, mode_t mode)
 {
 #ifdef O_TMPFILE
 	char dir[4096];
@@ -76,7 +86,7 @@ static FILE *open_unnamed(const char *path)
 		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	else
 		snprintf(dir, sizeof(dir), ".");
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
 	if (fd < 0)
 		return NULL;
 	FILE *f = fdopen(fd, "w+b");
@@ -85,21 +95,50 @@ static FILE *open_unnamed(const char *path)
 	return f;
 #else
 	(void)path;
+	(void)mode;
 	return NULL;
 #endif
 }
 
 int perf_file__open(struct perf_file *pf, const char *path)
 {
+	return perf_file__open_flags(pf, path, 0);
+}
+
+int perf_file__open_flags(struct perf_file *pf, const char *path, unsigned flags)
+{
 	memset(pf, 0, sizeof(*pf));
+	pf->flags = flags;
 	snprintf(pf->path, sizeof(pf->path), "%s", path);
+	mode_t mode = flags & PF_OPEN_PRIVATE ? 0600 : 0666; /* less the umask */
 	/* pf->tmp stays empty while the file has no name */
-	pf->f = open_unnamed(path);
-	if (!pf->f) {
-		tmp_name(pf);
-		pf->f = fopen(pf->tmp, "w+b");
+	struct stat st;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		/* a device such as /dev/null: written in place, as perf does; renaming a file over
+		 * it would replace the device node (for root) */
+		int fd = open(path, O_RDWR | O_CLOEXEC);
+		pf->f = fd >= 0 ? fdopen(fd, "w+b") : NULL;
 		if (!pf->f) {
 			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			return -e;
+		}
+		pf->in_place = 1;
+	} else {
+		pf->f = open_unnamed(path, mode);
+	}
+	if (!pf->f) {
+		tmp_name(pf);
+		unlink(pf->tmp); /* left by a killed process of the same pid: made anew, with mode */
+		int fd = open(pf->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+		pf->f = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+		if (!pf->f) {
+			int e = errno;
+			if (fd >= 0) {
+				close(fd);
+				unlink(pf->tmp);
+			}
 			pf->tmp[0] = 0;
 			return -e;
 		}
@@ -110,6 +149,24 @@ int perf_file__open(struct perf_file *pf, const char *path)
 		return 0;
 	perf_file__abort(pf);
 	return -EIO;
+}
+
+int perf_file__open_pipe(struct perf_file *pf, int fd)
+{
+	memset(pf, 0, sizeof(*pf));
+	pf->pipe = 1;
+	snprintf(pf->path, sizeof(pf->path), "-");
+	int own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (own < 0)
+		return -errno;
+	pf->f = fdopen(own, "wb");
+	if (!pf->f) {
+		int e = errno;
+		close(own);
+		return -e;
+	}
+	setvbuf(pf->f, NULL, _IOFBF, 64 << 10); /* sent at each perf_file__flush */
+	return 0;
 }
 
 int perf_file__add_attr(struct perf_file *pf, const struct perf_event_attr *attr, const char *name)
@@ -147,8 +204,31 @@ void perf_file__add_group(struct perf_file *pf, int leader, int n, const char *n
 	pf->ngroups++;
 }
 
+static int pipe_begin(struct perf_file *pf)
+{
+	struct { char magic[8]; uint64_t size; } h = { .magic = "PERFILE2", .size = sizeof(h) };
+	if (fwrite(&h, sizeof(h), 1, pf->f) != 1)
+		return -EIO;
+	for (int i = 0; i < pf->nattrs; i++) {
+		struct pf_attr *a = &pf->attrs[i];
+		struct perf_event_attr attr = a->attr;
+		attr.size = sizeof(attr); /* where the ids start */
+		size_t len = sizeof(struct perf_event_header) + sizeof(attr) + a->nids * sizeof(uint64_t);
+		if (len > 0xffff)
+			return -E2BIG;
+		struct perf_event_header rh = { .type = 64 /* HEADER_ATTR */, .size = (uint16_t)len };
+		if (fwrite(&rh, sizeof(rh), 1, pf->f) != 1 || fwrite(&attr, sizeof(attr), 1, pf->f) != 1 ||
+		    (a->nids && fwrite(a->ids, sizeof(uint64_t), a->nids, pf->f) != (size_t)a->nids))
+			return -EIO;
+		pf->data_size += len;
+	}
+	return 0;
+}
+
 int perf_file__begin_data(struct perf_file *pf)
 {
+	if (pf->pipe)
+		return pipe_begin(pf);
 	uint64_t off = sizeof(struct file_header);
 	struct file_section ids[PF_MAX_ATTRS];
 	for (int i = 0; i < pf->nattrs; i++) {
@@ -168,8 +248,77 @@ int perf_file__begin_data(struct perf_file *pf)
 	return 0;
 }
 
+static void add_desc_sections(struct perf_file *pf);
+
+/* A HEADER_FEATURE record (type 80): u64 feature id, then the section. */
+static int pipe_feature(struct perf_file *pf, uint64_t bit, const void *p, size_t len)
+{
+	size_t n = sizeof(struct perf_event_header) + 8 + len;
+	if (n > 0xffff)
+		return 0; /* a record cannot hold it (perf has the same limit): left out */
+	struct perf_event_header h = { .type = 80, .size = (uint16_t)n };
+	if (fwrite(&h, sizeof(h), 1, pf->f) != 1 || fwrite(&bit, 8, 1, pf->f) != 1 ||
+	    (len && fwrite(p, len, 1, pf->f) != 1))
+		return -EIO;
+	pf->data_size += n;
+	return 0;
+}
+
+/* A HEADER_TRACING_DATA record (type 66) with the size of what follows it, then the data
+ * padded to 8 bytes. */
+static int pipe_tracing_data(struct perf_file *pf, const struct pf_buf *b)
+{
+	static const char zeros[8];
+	size_t padded = (b->len + 7) / 8 * 8;
+	struct { struct perf_event_header h; uint32_t size, pad; } r = {
+		{ .type = 66, .size = sizeof(r) }, (uint32_t)padded, 0
+	};
+	if (fwrite(&r, sizeof(r), 1, pf->f) != 1 || fwrite(b->p, b->len, 1, pf->f) != 1 ||
+	    (padded > b->len && fwrite(zeros, padded - b->len, 1, pf->f) != 1))
+		return -EIO;
+	pf->data_size += sizeof(r) + padded;
+	return 0;
+}
+
+/* Send the features not sent yet that perf can take in a stream (ids below its
+ * HEADER_LAST_FEATURE); the first time, with EVENT_DESC and GROUP_DESC, and end them with
+ * the empty HEADER_LAST_FEATURE record perf waits for. */
+static int pipe_send_features(struct perf_file *pf)
+{
+	bool first = !pf->pipe_feats_sent;
+	pf->pipe_feats_sent = 1;
+	if (first)
+		add_desc_sections(pf);
+	int r = 0;
+	for (int bit = 1; bit < PF_PIPE_LAST_FEATURE && !r; bit++) {
+		if (!pf->feat[bit].len || pf->pipe_sent[bit] || bit == PF_FEAT_TRACING_DATA)
+			continue;
+		pf->pipe_sent[bit] = 1;
+		r = pipe_feature(pf, bit, pf->feat[bit].p, pf->feat[bit].len);
+	}
+	if (!r && first)
+		r = pipe_feature(pf, PF_PIPE_LAST_FEATURE, NULL, 0);
+	if (!r && pf->feat[PF_FEAT_TRACING_DATA].len && !pf->pipe_sent[PF_FEAT_TRACING_DATA]) {
+		pf->pipe_sent[PF_FEAT_TRACING_DATA] = 1;
+		r = pipe_tracing_data(pf, &pf->feat[PF_FEAT_TRACING_DATA]);
+	}
+	return r;
+}
+
+int perf_file__flush(struct perf_file *pf)
+{
+	if (!pf->pipe)
+		return 0; /* a file is complete only at commit */
+	return fflush(pf->f) ? -errno : 0;
+}
+
 int perf_file__write(struct perf_file *pf, const void *rec, size_t len)
 {
+	if (pf->pipe && !pf->pipe_feats_sent) {
+		int r = pipe_send_features(pf);
+		if (r)
+			return r;
+	}
 	if (len && fwrite(rec, len, 1, pf->f) != 1)
 		return -errno ? -errno : -EIO;
 	pf->data_size += len;
@@ -221,8 +370,32 @@ static void add_desc_sections(struct perf_file *pf)
 /* Give the complete file its name: an unnamed file is linked in (straight under the name when
  * nothing is there, else under the temporary name and renamed over the old file); a named
  * temporary is renamed. Returns 0 or an errno. */
+/* perf record's rule: a non-empty file (through a symbolic link too) already under the name
+ * becomes NAME.old, replacing one there. It is linked there first, so the name never goes
+ * missing: the new file replaces it by rename; a file system without hard links renames it. */
+static int backup_old(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) || !st.st_size || S_ISDIR(st.st_mode))
+		return 0;
+	char old[4200];
+	snprintf(old, sizeof(old), "%s.old", path);
+	if (unlink(old) && errno != ENOENT)
+		return errno;
+	if (!link(path, old))
+		return 0;
+	return rename(path, old) ? errno : 0;
+}
+
 static int publish(struct perf_file *pf)
 {
+	if (pf->in_place)
+		return 0;
+	if (pf->flags & PF_OPEN_BACKUP) {
+		int e = backup_old(pf->path);
+		if (e)
+			return e;
+	}
 	if (pf->tmp[0])
 		return rename(pf->tmp, pf->path) ? errno : 0;
 	char proc[64];
@@ -249,8 +422,21 @@ static int publish(struct perf_file *pf)
 	return 0;
 }
 
+static int pipe_commit(struct perf_file *pf)
+{
+	int r = pipe_send_features(pf); /* what came after the first record (or all of it) */
+	int e = r ? -r : fflush(pf->f) ? errno : 0;
+	if (fclose(pf->f) && !e)
+		e = errno ? errno : EIO;
+	pf->f = NULL;
+	perf_file__abort(pf); /* frees buffers */
+	return -e;
+}
+
 int perf_file__commit(struct perf_file *pf)
 {
+	if (pf->pipe)
+		return pipe_commit(pf);
 	struct file_header h = { .magic = "PERFILE2" };
 	h.size = sizeof(h);
 	h.attr_size = sizeof(struct perf_event_attr) + sizeof(struct file_section);
@@ -281,7 +467,7 @@ int perf_file__commit(struct perf_file *pf)
 	if (!err)
 		err = fseek(pf->f, 0, SEEK_SET) || fwrite(&h, sizeof(h), 1, pf->f) != 1;
 	if (!err)
-		err = fflush(pf->f) || fsync(fileno(pf->f));
+		err = fflush(pf->f) || (!pf->in_place && fsync(fileno(pf->f)));
 	int e = err ? (errno ? errno : EIO) : 0;
 	if (!err)
 		e = publish(pf);
@@ -301,6 +487,11 @@ int perf_file__commit(struct perf_file *pf)
 
 void perf_file__abort(struct perf_file *pf)
 {
+	if (pf->f && pf->pipe) {
+		__fpurge(pf->f); /* what was not sent yet stays unsent */
+		fclose(pf->f);
+		pf->f = NULL;
+	}
 	if (pf->f) {
 		fclose(pf->f); /* an unnamed file is gone with its last descriptor */
 		pf->f = NULL;

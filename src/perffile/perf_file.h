@@ -32,6 +32,17 @@ enum {
 
 #define PF_MAX_ATTRS 64
 
+/* perf's HEADER_LAST_FEATURE in 6.1: in pipe mode a HEADER_FEATURE record of this id, empty,
+ * ends the features; perf refuses a stream with a feature id above it (so hpm's own sections,
+ * such as PF_FEAT_HPM_KALLSYMS, cannot travel in a pipe and are left out there) */
+#define PF_PIPE_LAST_FEATURE 32
+
+/* perf_file__open_flags */
+enum {
+	PF_OPEN_PRIVATE = 1, /* created 0600 (less where the umask says so), as perf record */
+	PF_OPEN_BACKUP = 2,  /* a non-empty FILE already there becomes FILE.old, as perf record */
+};
+
 struct pf_attr {
 	struct perf_event_attr attr;
 	char name[128];
@@ -53,6 +64,11 @@ struct perf_file {
 	struct pf_buf feat[PF_FEAT_BITS]; /* feature sections, in bit order */
 	int ngroups;
 	struct { int leader, n; char name[128]; } groups[PF_MAX_ATTRS];
+	unsigned flags;      /* PF_OPEN_* */
+	int pipe;            /* pipe mode (perf.data-file-format.txt): everything is a record */
+	int pipe_feats_sent; /* the features set so far went out (before the first record) */
+	unsigned char pipe_sent[PF_FEAT_BITS];
+	int in_place;        /* the name is a device (/dev/null): written there, never renamed over */
 };
 
 /* The body of a PERF_RECORD_MMAP2 record before its sample_id trailer, as hpm record and
@@ -71,7 +87,14 @@ static inline size_t pf_mmap2_len(const struct pf_mmap2 *m)
 	return offsetof(struct pf_mmap2, name) + strlen(m->name) + 1;
 }
 
+/* perf_file__open_flags(pf, path, 0): mode 0666 less the umask, an existing file replaced */
 int perf_file__open(struct perf_file *pf, const char *path);
+int perf_file__open_flags(struct perf_file *pf, const char *path, unsigned flags);
+/* Pipe mode onto `fd` (a copy of it is taken; standard output for 'hpm record -o -'): a
+ * 16-byte header, then HEADER_ATTR records (at begin_data), the feature sections as
+ * HEADER_FEATURE records and the tracing data as a HEADER_TRACING_DATA record (before the
+ * first record, or at commit), then the records as they are written. Nothing is seeked. */
+int perf_file__open_pipe(struct perf_file *pf, int fd);
 /* Attrs and their ids must be complete before the first record. */
 int perf_file__add_attr(struct perf_file *pf, const struct perf_event_attr *attr, const char *name);
 int perf_file__add_id(struct perf_file *pf, int attr_idx, uint64_t id);
@@ -79,11 +102,15 @@ void perf_file__add_group(struct perf_file *pf, int leader_idx, int n, const cha
 /* Write the attr section and start the data section. */
 int perf_file__begin_data(struct perf_file *pf);
 int perf_file__write(struct perf_file *pf, const void *rec, size_t len);
+/* Pipe mode: send what is buffered (after a FINISHED_ROUND, say); a no-op for a file. */
+int perf_file__flush(struct perf_file *pf);
 /* Feature sections (copied); strings in perf's length-prefixed form. */
 void perf_file__feat_string(struct perf_file *pf, int bit, const char *s);
 void perf_file__feat_raw(struct perf_file *pf, int bit, const void *p, size_t len);
 void perf_file__feat_u32(struct perf_file *pf, int bit, uint32_t v);
-/* Adds EVENT_DESC and GROUP_DESC, the feature table and the header; renames. */
+/* Adds EVENT_DESC and GROUP_DESC, the feature table and the header; renames (with
+ * PF_OPEN_BACKUP a non-empty file under the name becomes NAME.old first). Pipe mode:
+ * sends what is left and flushes. */
 int perf_file__commit(struct perf_file *pf);
 void perf_file__abort(struct perf_file *pf);
 

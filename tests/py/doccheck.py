@@ -24,6 +24,7 @@ import os
 import re
 import shlex
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,8 +169,15 @@ def shell(script: str, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PATH"] = f"{ROOT / 'build' / 'bin'}:{ROOT / '.venv' / 'bin'}:{env.get('PATH', '')}"
     env.pop("HPM_PMU", None)
-    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    # standard output is a file, not a pipe, as at a terminal: 'perf record' and 'hpm record'
+    # without -o write a pipe-mode stream to a pipe instead of perf.data
+    with tempfile.TemporaryFile() as out:
+        p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env,
+                           stdout=out, stderr=subprocess.PIPE, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        out.seek(0)
+        p.stdout = out.read().decode(errors="replace")
+    return p
 
 
 def run_setup(name: str | None, cwd: Path) -> None:

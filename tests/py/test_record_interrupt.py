@@ -95,7 +95,9 @@ def test_an_existing_file_is_replaced_whole(tmp_path):
     p.send_signal(signal.SIGINT)
     rc, err = finish(p)
     perf_reads_it(tmp_path / "rec.data", err)
-    assert sorted(q.name for q in tmp_path.iterdir()) == ["READY", "rec.data"]
+    # as perf record, the earlier file is kept as rec.data.old (test_record_perfcompat2.py)
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["READY", "rec.data", "rec.data.old"]
+    assert (tmp_path / "rec.data.old").read_bytes() == b"old"
 
 
 def test_hpm_killed_leaves_nothing(tmp_path):
