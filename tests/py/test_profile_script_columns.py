@@ -159,8 +159,8 @@ CASES = [
     ("pf", "comm,tid,addr,ip", {BEFORE: 1}),
     ("pfn", "+phys_addr", {PHYS: "n"}), ("pf", "+phys_addr", {PHYS: "n"}),
     ("pfn", "tid,ip,phys_addr", {PHYS: "n"}),
-    ("pfn", "comm,tid,period,weight,ip,sym", {BEFORE: 2}),
-    ("pfn", "comm,misc,period,weight,ip,sym", {MISC: "n", BEFORE: 2}),
+    ("pfn", "comm,tid,period,weight,ip,sym", {BEFORE: 1}),
+    ("pfn", "comm,misc,period,weight,ip,sym", {MISC: "n", BEFORE: 1}),
     # no pid: a period, cpu, misc or time next to the comm is no thread id
     ("cpu", "comm,cpu,period,event,ip,sym,flags", {}),
     ("cpu", "comm,period,event,ip,sym,misc,flags", {MISC: "n"}),

@@ -10,6 +10,12 @@ process_event), so the fields present are read from the line's shape:
     [(dso)]] [data_src] [weight] [ip [sym+off] [(dso)]] [iregs] [uregs] [brstack]
     [ilen: N] [insn: xx..] [phys_addr] [page sizes] [IPC: ...]
 
+A header is first read at perf's exact widths (strict_header: comm '%16s ', or '%s '
+before a callchain, tid '%5d ', period '%10lu '...), which keeps a thread name holding
+spaces or digits whole and reads a period printed without the event; a line that fits
+several readings takes the layout of the file's other lines (counted in a note when that
+does not settle it); a line that fits none is read loosely (header()).
+
 With -g the ip is a callchain on tab-indented lines after the header, and the columns after
 ip go to one line of their own after the chain (no blank line follows it then). Columns this
 model has no place for (misc, addr, weight, brstack*, ilen, insn, iregs, phys_addr, page
@@ -383,6 +389,146 @@ def _perf_ip_at(t: str, end: int, comm: bool) -> bool:
     return end == (34 if comm else 17) and t[end - 17] == " " and (not comm or t[16] == " ")
 
 
+# perf's sample header, field by field (builtin-script.c perf_sample__fprintf_start and
+# process_event): '%5d ' tid or pid, '%5d/%-5d ' pid/tid, '[%03d] ' cpu, misc, tod,
+# '%5lu.%06lu: ' time, '%10lu ' period, '%*s: ' event. The exact widths tell the fields
+# apart where a loose reading cannot (a thread named '4242', 'my thread 7', 'x [001] y').
+S_ID = re.compile(r"( *)(-?\d{1,7})(?:/(-?\d{1,7}))?(?= |$)")    # pid_max is 2^22
+S_CPU = re.compile(r"\[(\d{3,})\](?= |$)")
+S_MISC = re.compile(r"[KUHGg]{1,5}(?= |$)")    # perf prints M, E, S, p for other records
+S_TOD = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?= |$)")
+S_TIME = re.compile(r"( *)(\d+)\.\d+:(?= |$)")
+S_PERIOD = re.compile(r"( *)(\d+)(?= |$)")
+S_EVENT = re.compile(r" *([^\s\d]\S*?):(?= |$)")
+S_FIELDS = ("comm", "pid", "cpu", "misc", "tod", "time", "period", "event")
+AMBIGUOUS_COMM = ("sample lines whose thread name (comm, which may hold spaces and digits) "
+                  "could end at more than one place: read with the name the other lines' "
+                  "columns fit, else the longest")
+
+
+class _Hit:
+    """A sample header read field by field, with the parts of re.Match the reader uses."""
+    __slots__ = ("g", "rest_at", "layout")
+
+    def __init__(self, g: dict, rest_at: int, layout: tuple):
+        self.g, self.rest_at, self.layout = g, rest_at, layout
+
+    def group(self, name: str):
+        return self.g.get(name)
+
+    def groupdict(self) -> dict:
+        return self.g
+
+    def start(self, name: str) -> int:
+        assert name == "rest"
+        return self.rest_at
+
+
+def _strict_fields(t: str, pos: int) -> tuple[dict, int] | None:
+    """The header fields perf prints after the comm, read from t[pos:] at perf's widths;
+    the fields and where the rest of the line starts."""
+    g: dict = {}
+    n = len(t)
+    c = t[pos:pos + 1]
+    if c and c in " -0123456789":
+        m = S_ID.match(t, pos)
+        if m:
+            sp, num, tid = m.groups()
+            end = m.end()
+            if tid is not None and end < n:         # '%-5d ': the tid padded on its right
+                pad = max(0, 5 - len(tid))
+                end = end + pad if t[end:end + pad + 1] == " " * (pad + 1) else -1
+            if len(sp) == max(0, 5 - len(num)) and end >= 0:
+                g["pid"], g["tid"] = num, tid
+                pos = end + 1 if end < n else end
+                c = t[pos:pos + 1]
+    if c == "[":
+        m = S_CPU.match(t, pos)
+        if m:
+            g["cpu"] = str(int(m.group(1)))
+            pos = m.end() + 1
+            c = t[pos:pos + 1]
+    if c and c in "KUHGg":
+        m = S_MISC.match(t, pos)
+        if m:
+            g["misc"] = m.group()      # the letters, then '%*s' to 6 columns
+            pos = min(n, pos + max(6, len(m.group()) + 1))
+            if t[m.end():pos].strip():
+                return None
+            c = t[pos:pos + 1]
+    if c.isdigit():
+        m = S_TOD.match(t, pos)
+        if m:
+            g["tod"] = m.group()
+            pos = m.end() + 1
+            c = t[pos:pos + 1]
+    if c == " " or c.isdigit():
+        m = S_TIME.match(t, pos)
+        if m and len(m.group(1)) == max(0, 5 - len(m.group(2))):
+            g["time"] = t[m.end(1):m.end() - 1]
+            pos = m.end() + 1
+            c = t[pos:pos + 1]
+        m = S_PERIOD.match(t, pos)
+        if m and len(m.group(1)) == max(0, 10 - len(m.group(2))):
+            g["period"] = m.group(2)
+            pos = m.end() + 1
+            c = t[pos:pos + 1]
+    if c and not c.isdigit():
+        m = S_EVENT.match(t, pos)
+        if m:
+            g["event"] = m.group(1)
+            pos = m.end() + 1
+    pos = min(pos, n)
+    rest = _first_token(t, pos)
+    if not ("pid" in g or "cpu" in g or "time" in g or "event" in g or "misc" in g):
+        # a period alone: where perf prints it, before the end, the ip (' %16x'), or the
+        # addr or weight column ('%16x', '%16u') before the ip
+        if "period" not in g:
+            return None
+        if rest < n:
+            tok = TOKEN_RE.match(t, rest)
+            if not (tok.end() in (pos + 16, pos + 17) and HEX_RE.fullmatch(tok.group())):
+                return None
+    return g, rest
+
+
+def strict_header(t: str, callchain: bool) -> list[_Hit]:
+    """The readings of a sample header line t at perf's exact widths, one per place the
+    comm can end: '%16s ' without a callchain, '%s ' before one, or no comm. A reading
+    without callchain must end in nothing, the ip column(s) or, after an event, any text
+    (tracepoint fields)."""
+    splits: list[int | None] = [None]
+    if callchain:
+        # a name ends before the single space perf prints after it: not inside a run of
+        # spaces (that would be a name ending in a space before a padded field)
+        splits += [p for p in range(1, min(len(t) - 1, 17))
+                   if t[p] == " " and (t[p - 1] != " " or t[p + 1] != " ")]
+    elif len(t) > 16 and t[16] == " ":
+        splits.append(16)
+    out = []
+    for p in splits:
+        r = _strict_fields(t, 0 if p is None else p + 1)
+        if r is None:
+            continue
+        g, rest_at = r
+        if p is not None:
+            # perf prints the name as it is ('%s') or right-aligned ('%16s': the leading
+            # spaces are padding)
+            g["comm"] = t[:p] if callchain else t[:p].lstrip()
+            if not g["comm"].strip():
+                continue
+        rest = rest_at < len(t)
+        if rest and not callchain and "event" not in g and ip_frame(t, rest_at)[0] is None:
+            continue
+        for k in ("comm", "pid", "tid", "cpu", "misc", "tod", "time", "period", "event"):
+            g.setdefault(k, None)
+        g["rest"] = t[rest_at:] if rest else None
+        g["vm"] = None
+        layout = tuple(g[k] is not None for k in S_FIELDS) + (g["tid"] is not None,)
+        out.append(_Hit(g, rest_at, layout))
+    return out
+
+
 def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None = None) -> Profile:
     size = os.path.getsize(path)
     meta = new_meta(path, "perf-script", size)
@@ -399,6 +545,8 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
     prev = None          # the previous line: "frame" (tab), "sframe" (spaces), "hframe" (a
     #                      header with its ip), "header", None (anything else)
     skip: Counter = Counter()
+    layouts: Counter = Counter()     # the header layouts (strict_header) read one way only
+    ambiguous = [0]                  # headers whose comm could end at several places
     folded_counts: list[int] = []
 
     def flush():
@@ -420,6 +568,40 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
     def bad(lineno: int, line: str, why: str) -> FormatError:
         return FormatError(path, f"line {lineno}: {why}: {line.strip()[:80]!r}", HINT)
 
+    def strict(t: str, nxt: str | None, after_chain: bool) -> _Hit | None:
+        """The header read at perf's exact widths (strict_header), when it reads one way
+        or one way fits the layout of the file's other lines; else None (the loose reading
+        of header() follows)."""
+        nonlocal nopid
+        if len(t) > MAX_TRAILER_LINE:
+            return None
+        hits = strict_header(t, nxt is not None and nxt.startswith("\t"))
+        if after_chain:      # after a callchain: a header only with perf's later fields
+            hits = [h for h in hits if h.g["time"] or h.g["event"] or h.g["cpu"]]
+        if nopid is not None:
+            hits = [h for h in hits if (h.g["pid"] is None) == nopid]
+        if not hits:
+            return None
+        if len(hits) == 1:
+            h = hits[0]
+            layouts[h.layout] += 1
+        else:
+            known = [h for h in hits if h.layout in layouts]
+            if known:
+                hits = known
+            # the most fields, then a name without spaces at its ends and not a number
+            # (rather a thread id), then the longest
+            rank = [(sum(h.layout), h.g["comm"] is None or (h.g["comm"] == h.g["comm"].strip()
+                                                            and not h.g["comm"].isdigit()),
+                     len(h.g["comm"] or "")) for h in hits]
+            best = max(rank)
+            h = hits[rank.index(best)]
+            if sum(1 for r in rank if r[:2] == best[:2]) > 1:
+                ambiguous[0] += 1
+                return h                # no evidence of the file's layout
+        nopid = h.g["pid"] is None
+        return h
+
     def header(s: str, t: str, nxt: str | None, after_chain: bool):
         """The match of a sample header line (trailing columns stripped: t), or None; for
         a line holding only a comm (-g without pid/tid: 'comm ' then the callchain), the
@@ -427,6 +609,9 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
         only a line with perf's header fields (time, event...) is a header: the others are
         srcline lines, or the columns printed after the chain."""
         nonlocal nopid
+        h = strict(t, nxt, after_chain)
+        if h is not None:
+            return h
         n = None
         if nopid is not True:
             m = SAMPLE_RE.match(t)
@@ -601,7 +786,8 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
                 g = m.groupdict()
                 pid_s, tid_s = g.get("pid"), g.get("tid")
                 tid = int(tid_s or pid_s) if pid_s else None
-                comm = g["comm"].strip() if g["comm"] else (f":{tid}" if tid is not None else None)
+                comm = (g["comm"] if isinstance(m, _Hit) else g["comm"].strip()) if g["comm"] \
+                    else (f":{tid}" if tid is not None else None)
                 cur = (comm, int(pid_s) if tid_s else None, tid,
                        int(g["cpu"]) if g["cpu"] else None,
                        _ns(g["time"]) if g["time"] else None,
@@ -670,6 +856,15 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
             "period": pa.array(periods, pa.uint64()),
             "stack_id": pa.array(cols["stack_id"], pa.int32()),
         })
+        # perf report prints the events in the order of the recording's event list (the
+        # '# event :' lines of `perf script --header`); without them, in order of the first
+        # sample (the text says no more)
+        pos = {e["name"]: i for i, e in reversed(list(enumerate(header_events))) if e.get("name")}
+
+        def at(name: str) -> int:
+            i = pos.get(name, pos.get(name.split(":")[0]))
+            return len(pos) if i is None else i
+        order.sort(key=at)        # stable: events not in the header keep their order, last
         evs = []
         for name in order:
             h = by_name.get(name) or by_name.get(name.split(":")[0]) or {}
@@ -686,6 +881,8 @@ def ingest_text(path: str, *, progress: Callable[[str, int, int], None] | None =
             evs.append(e)
         meta["events"] = evs
     meta["skipped"].update(sorted(skip.items()))
+    if ambiguous[0]:
+        meta.setdefault("notes", []).append(f"{ambiguous[0]} {AMBIGUOUS_COMM}")
     meta["symbolisation"] = {"kernel": "as printed by perf script",
                              "unresolved_frames": sum(1 for s in frames_t.column("symbol").to_pylist()
                                                       if s is None)}
