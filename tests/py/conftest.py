@@ -76,3 +76,14 @@ def build_aarch64_elf(d: Path, name: str, source: str, opt: str) -> Path:
     subprocess.run([cc, "-g", opt, "-nostdlib", "-static", "-o", str(d / name), str(d / f"{name}.c")],
                    check=True)
     return d / name
+
+
+def wait_for(path, proc) -> None:
+    """Until a command under a recorder has started (it writes `path`), or the recorder ended."""
+    import time
+    deadline = time.monotonic() + 60   # a bound against hangs, not a timing assumption
+    while not path.exists():
+        if proc.poll() is not None:
+            pytest.fail(f"the recorder ended before the command ran: {proc.communicate()}")
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.01)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, HPM, require
+from conftest import BUILD, HPM, require, wait_for
 
 TOUCH = BUILD / "bin" / "touch-pages"
 
@@ -29,16 +29,6 @@ def perf() -> str:
     if not p:
         pytest.fail("Linux perf is missing: scripts/setup.sh installs linux-perf")
     return p
-
-
-def wait_for(path: Path, proc: subprocess.Popen) -> None:
-    """Until the command has started (it writes `path`), or hpm has ended."""
-    deadline = time.monotonic() + 60   # a bound against hangs, not a timing assumption
-    while not path.exists():
-        if proc.poll() is not None:
-            pytest.fail(f"hpm record ended before the command ran: {proc.stderr.read()}")
-        assert time.monotonic() < deadline, "the command never started"
-        time.sleep(0.01)
 
 
 def start(d: Path, out: str = "rec.data"):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, HPM, ROOT, require, run
+from conftest import BUILD, HPM, ROOT, require, run, wait_for
 
 TOUCH = BUILD / "bin" / "touch-pages"
 HPMKIT = ROOT / ".venv" / "bin" / "hpmkit"
@@ -257,15 +257,6 @@ def test_other_hardware_events_still_fail(tmp_path):
 def ignore_sigint():
     """What '&' in a non-interactive shell does to the background command."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def wait_for(path: Path, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60   # a bound against hangs, not a timing assumption
-    while not path.exists():
-        if proc.poll() is not None:
-            pytest.fail(f"the recorder ended before the command ran: {proc.communicate()}")
-        assert time.monotonic() < deadline, "the command never started"
-        time.sleep(0.01)
 
 
 def start(tool: str, d: Path, script: str, tail: str = "exec sleep 30") -> subprocess.Popen:
