@@ -65,8 +65,8 @@ def test_pid_and_comm_together_must_both_hold(tmp_path):
 
 
 @pytest.mark.parametrize("args, msg", [
-    (["--comm", "nosuch"], "--comm/--pid: no sample of command nosuch in 3 profile(s) of this side; "
-                           "no sample of command nosuch (its commands: "),
+    (["--comm", "nosuch"], "--comm/--pid: no sample of command nosuch in 3 profile(s) of this side "
+                           "(its commands: "),
     (["--pid", "12x"], "--pid: '12x' is not a comma-separated list of process ids"),
     (["--comm", ","], "--comm: give at least one command name"),
 ])

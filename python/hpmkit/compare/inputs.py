@@ -186,7 +186,7 @@ def load_side(paths: list[Path], progress: Callable[..., None] | None = None,
     if select is not None and not len(side.workload):
         why = next((n for n in side.notes if ": no sample of " in n), "")
         raise UsageError(f"--comm/--pid: no sample of {select.describe()} in {len(paths)} profile(s) of "
-                         f"this side" + (f"; {why.split(': ', 1)[1]}" if why else ""))
+                         f"this side" + (f" ({why[why.index('(') + 1:]}" if "(" in why else ""))
     return side
 
 
