@@ -2,9 +2,10 @@
 # Record the busybox loops of data/lab/busybox-loops on both lab ISAs into OUT/<arch>/, then
 # compare: the held-out check of docs/compare.md. Needs the lab (hpmkit lab prepare); about
 # 4 minutes on two cores.
-#   tools/busybox_loops.sh OUT
+#   tools/busybox_loops.sh OUT [LAB-SUITE-OPTIONS...]     (e.g. -c 2000: another sampling period)
 set -eu
-out=${1:?usage: tools/busybox_loops.sh OUT}
+out=${1:?usage: tools/busybox_loops.sh OUT [LAB-SUITE-OPTIONS...]}
+shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -16,5 +17,5 @@ for arch in riscv64 aarch64; do
     cp "$here"/data/lab/busybox-loops/*.sh "$root/$arch/ho/"
 done
 hpmkit=${HPMKIT:-$here/.venv/bin/hpmkit}
-"$hpmkit" lab suite --suite "$here/data/lab/busybox-loops.tsv" --root "$root" --arch both --out "$out"
+"$hpmkit" lab suite --suite "$here/data/lab/busybox-loops.tsv" --root "$root" --arch both --out "$out" "$@"
 "$hpmkit" compare "$out/riscv64" --vs "$out/aarch64"

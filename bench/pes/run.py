@@ -3,14 +3,14 @@
 second with and without the plugin.
 
 For each ISA and workload, boots the lab guest (QEMU 10, -icount shift=0) with the same
-initramfs: without a plugin, with hpmpes sampling instructions every 10,000 (the fast mode:
-inline counters), and with hpmpes also counting exactly (the full mode: a callback per
+initramfs: without a plugin, with hpmpes sampling instructions every --period (default
+10,000; `hpmkit lab suite` samples every 2,000) (the fast mode: inline counters), and with hpmpes also counting exactly (the full mode: a callback per
 block). QEMU's CPU time (user + system) is measured; boot is taken out by also timing a
 run of `hpm-loop 0`; the workload's guest instructions come from the plugin's own exact
 count. The best of --repeat runs is kept.
 Not a test: on a shared 2-core VM the numbers move with the other jobs.
 
-    .venv/bin/python bench/pes/run.py [--arch riscv64|aarch64|both] [--repeat 3] [--json F]
+    .venv/bin/python bench/pes/run.py [--arch riscv64|aarch64|both] [--repeat 3] [--period N] [--json F]
 """
 import argparse
 import json
@@ -83,14 +83,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="both", choices=["riscv64", "aarch64", "both"])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--period", type=int, default=10000, help="instructions between samples")
     ap.add_argument("--json", metavar="FILE")
     a = ap.parse_args()
     if not PLUGIN.exists():
         raise SystemExit(f"{PLUGIN} is missing: run make")
     tmp = Path(tempfile.mkdtemp(prefix="hpmpes-bench-"))
     configs = {"none": None,
-               "sampling": {"out": tmp / "s.data", "period": 10000},
-               "sampling+exact": {"out": tmp / "s.data", "exact": tmp / "x.tsv", "period": 10000}}
+               "sampling": {"out": tmp / "s.data", "period": a.period},
+               "sampling+exact": {"out": tmp / "s.data", "exact": tmp / "x.tsv", "period": a.period}}
     results = []
     arches = ["riscv64", "aarch64"] if a.arch == "both" else [a.arch]
     print(f"{'arch':8} {'workload':16} {'guest insns':>12} {'no plugin':>12} {'sampling':>12} "

@@ -58,6 +58,21 @@ def normalise_isa(arch: str | None) -> str | None:
             "riscv64": "riscv64", "riscv": "riscv64"}.get(a, a)
 
 
+# zstd rather than Parquet's default snappy: 18 % smaller profiles (24 lab recordings at the
+# lab's default period: 36.0 -> 29.6 MB), and loading them took no longer (0.33-0.40 s
+# against 0.40-0.44 s for the 24)
+COMPRESSION = "zstd"
+
+
+def write_samples(samples: pa.Table, path: Path) -> None:
+    """samples.parquet with the time column delta-encoded: sample times (nearly) only grow, and
+    dictionary encoding stored each of them whole (measured on a lab recording with 252 k
+    samples: 2.35 MB -> 1.11 MB, 1.5 MB of it was time). Every Parquet reader decodes it."""
+    delta = {c: "DELTA_BINARY_PACKED" for c in ("time",) if c in samples.column_names}
+    pq.write_table(samples, path, compression=COMPRESSION, column_encoding=delta or None,
+                   use_dictionary=[c for c in samples.column_names if c not in delta])
+
+
 class Profile:
     def __init__(self, meta: dict, samples: pa.Table, stacks: pa.Table, frames: pa.Table):
         self.meta = meta
@@ -84,9 +99,9 @@ class Profile:
             os.umask(umask)
             os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; a profile is an ordinary folder
             (tmp / "meta.json").write_text(json.dumps(self.meta, indent=1, sort_keys=False) + "\n")
-            pq.write_table(self.samples, tmp / "samples.parquet")
-            pq.write_table(self.stacks, tmp / "stacks.parquet")
-            pq.write_table(self.frames, tmp / "frames.parquet")
+            write_samples(self.samples, tmp / "samples.parquet")
+            pq.write_table(self.stacks, tmp / "stacks.parquet", compression=COMPRESSION)
+            pq.write_table(self.frames, tmp / "frames.parquet", compression=COMPRESSION)
             if dest.exists():
                 if not (dest / "meta.json").is_file():
                     raise InputError(dest, "exists and is not a profile directory",
