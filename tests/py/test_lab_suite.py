@@ -93,10 +93,12 @@ def test_compare_on_the_bundled_suite_is_stable_and_finds_known_issues(tmp_path)
     assert len(live) > 2000 and inside >= 0.9 * len(live), (inside, len(live))
     # every ranked kernel context is checked against the exact count of its call paths
     # (exact mode, the same runs): none is below x1.2 by exact count, and the sampled
-    # ratios agree with the exact ones as sampling noise allows: the exact ratio is inside
-    # the sampled ratio's 95 % interval for all but 2 of the 25 (both with under 70
-    # samples on the arm64 side). The issue's "every ratio within 15 %" is not met: 6 of
-    # the 25 differ by more, all with 10-84 arm64 samples (README, validation)
+    # ratios agree with the exact ones as sampling noise allows (recorded every 2,000
+    # instructions): 22 of the 25 are within 15 % of the exact ratio, and the 3 that are
+    # not have 15-35 samples on the arm64 side. The exact ratio is outside the sampled 95 %
+    # interval for 2 of the 25, both thick (1,774 and 2,587 arm64 samples) and 4-6 % off:
+    # at that density the intervals are narrower than what the sampler and the exact
+    # count's path model disagree on (README, validation)
     ex = d["exact"]
     assert ex["rows"] == ex["with_exact"] == ex["by_path"] == 25 and ex["below_1_2"] == 0, ex
     by_anchor = {(r[col["workload"]], r[col["path"]]): r[ex_col] for r in rows[1:] if r[col["status"]] == "ranked"}
@@ -104,14 +106,21 @@ def test_compare_on_the_bundled_suite_is_stable_and_finds_known_issues(tmp_path)
         assert by_anchor[(r["workload"], ";".join(r["anchor"]))] == f"{r['exact']['ratio']:.4g}", r
     outside = [(r["function"], r["workload"], r["samples"]) for r in d["ranking"]
                if not r["ci95"]["instructions"][0] <= r["exact"]["ratio"] <= r["ci95"]["instructions"][1]]
-    assert len(outside) <= 2 and all(s[1] < 70 for _, _, s in outside), outside
+    assert len(outside) <= 2 and all(abs(r["exact"]["error"]) < 0.1 for r in d["ranking"]
+                                      if (r["function"], r["workload"], r["samples"]) in outside), outside
+    off = [(r["function"], r["workload"], r["samples"]) for r in d["ranking"] if abs(r["exact"]["error"]) > 0.15]
+    assert ex["within_15"] == 22 and len(off) == 3 and all(s[1] < 40 for _, _, s in off), off
     # riscv64 entry code is split off like arm64's: most riscv64 kernel samples match
     for wl, v in d["coverage"]["workloads"].items():
         assert v["coverage_pct"][0] > 90, (wl, v)
     at = {row["k"]: row for row in d["truth"]["at_k"]}
     assert at[5]["hits"] == 5 and at[5]["precision"] == 1.0
-    assert at[10]["hits"] == 10
-    assert len(d["truth"]["found"]) == 7
+    # #10 is vm_area_dup when mprotect splits a mapping: x5.8 by exact count, not labelled
+    assert at[10]["hits"] == 9 and d["ranking"][9]["function"] == "vm_area_dup"
+    assert d["ranking"][9]["exact"]["ratio"] > 5
+    # over all 152 ranked contexts: 9 of the 17 entries, 7 of the 11 the workloads reach
+    assert len(d["truth"]["found"]) == 9
+    assert len(set(d["truth"]["found"]) & set(d["truth"]["reached"])) == 7 == len(d["truth"]["reached"]) - 4
     assert not any(r["function"].startswith("[") for r in d["ranking"])
     assert (tmp_path / "c.html").stat().st_size > 10000
 

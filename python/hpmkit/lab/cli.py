@@ -106,7 +106,8 @@ def add_parser(sub, raw_formatter) -> None:
                      "taken-branches")
     rec.add_argument("-c", "--period", type=int, default=10000,
                      help="mean events between samples (default 10000; each period is jittered "
-                     "so sampling cannot resonate with a loop)")
+                     "so sampling cannot resonate with a loop; 'lab suite', which makes the "
+                     "data of 'hpmkit compare', samples every 2000: docs/compare.md)")
     rec.add_argument("--seed", type=int, default=1, help="jitter seed (default 1)")
     rec.add_argument("--exact", action="store_true",
                      help="also count every instruction per function and kernel call path "
@@ -166,7 +167,7 @@ def add_parser(sub, raw_formatter) -> None:
                     help="precise: in-emulator sampling on retired instructions (default); "
                     "interrupt: hpm record in the guest on cpu-clock (skewed: docs/pes.md)")
     su.add_argument("-c", "--period", type=int, default=None,
-                    help="sampling period (default 10000 instructions precise, 100000 ns "
+                    help="sampling period (default 2000 instructions precise, 100000 ns "
                     "interrupt)")
     su.add_argument("--reimport", action="store_true",
                     help="make the profiles from perf.data files already in the raw folder "
