@@ -30,7 +30,7 @@ PERIOD = 100000            # interrupt sampler: ns of guest time (= instructions
 # lab-suite about 5x the samples of 10,000. A ranked ratio's error is sampling noise
 # on its thinner side (docs/compare.md, "How dense to sample"): on the held-out busybox loops
 # 20 of the top 25 sampled ratios were within 15 % of the exact ones at 2,000 and 9 of 25 at
-# 10,000, for 1.15x the recording time; at 50,000 ratios were up to 68 % off
+# 10,000, for 1.14x the recording time; at 50,000 ratios were up to 68 % off
 PRECISE_PERIOD = 2000
 SAMPLERS = ("precise", "interrupt")
 # the workload and the processes it starts: ksuite, and "exe" for the children it
