@@ -61,10 +61,15 @@ class Truncation:
     partial: int                # bytes of that incomplete record present but not used
     what: str                   # what was cut
 
-    def describe(self) -> str:
+    def problem(self) -> str:
+        """Where and how much, for a reader that refuses the file."""
         return (f"the file is cut short at byte {self.offset} inside {self.what}: "
                 f"{self.missing + self.partial} bytes lost ({self.missing} missing, "
-                f"{self.partial} of an incomplete record); every complete record before is used")
+                f"{self.partial} of an incomplete record)")
+
+    def describe(self) -> str:
+        """The same, for a reader that keeps what came before the cut."""
+        return f"{self.problem()}; every complete record before is used"
 
 
 class _Decompressor:

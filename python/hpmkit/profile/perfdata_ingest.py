@@ -452,7 +452,7 @@ def ingest_perfdata(path: str, *, kallsyms: str | None = None, symfs: str | None
         if pd.truncation:
             notes.append(pd.truncation.describe())
             # report refuses a cut file as perf report does; a cut stream is read as far as it goes
-            meta["truncated"] = {"pipe": bool(pd.pipe), "note": pd.truncation.describe()}
+            meta["truncated"] = {"pipe": bool(pd.pipe), "problem": pd.truncation.problem()}
         if not len(c["attr"]):
             notes.append("the recording holds no samples")
         dwarf = [event_name(a) for a in pd.attrs if a.sample_type & F.SAMPLE_STACK_USER]

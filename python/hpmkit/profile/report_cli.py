@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     if cut and not cut.get("pipe") and not os.path.isdir(source):
         # perf report stops at the first bad record ("failed to process sample"): a table of
         # part of a recording would read as the whole of it
-        raise ReadError(source, cut["note"].replace("; every complete record before is used", ""),
+        raise ReadError(source, cut["problem"],
                         "record again, or 'hpmkit profile import' it to keep the complete records "
                         "(with a note of what was lost)")
     if filters.cpus is not None and prof.samples.num_rows and \
@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         notes.append(f"skipped {n} {why}")
     view = report_text.View(fields=fields, percent_limit=args.percent_limit, graph=gopts,
                             threshold=threshold, elide=elide, hidden=hidden,
-                            strict=bool(args.fields), notes=notes)
+                            strict=bool(args.fields))
     if args.call_graph is not None and gopts.mode != "none" and not rep.callchains:
         raise UsageError(f"report: {source} has no call chains (record with -g); leave out -g "
                          "or give -g none")

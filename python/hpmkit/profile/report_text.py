@@ -46,7 +46,6 @@ class View:
     elide: dict[str, str] = field(default_factory=dict)   # key -> the one filtered value
     hidden: set[str] = field(default_factory=set)         # columns left out
     strict: bool = False                 # columns from -F (perf then keeps "Overhead")
-    notes: list[str] = field(default_factory=list)
 
 
 def columns(keys: list[str] | None, fields: list[str] | None, children: bool,
@@ -194,7 +193,6 @@ def render(rep: Report, view: View, source: str) -> str:
         out.append(f"# {'symbol' if key == 'sym' else key}: {value}\n")
     lost = rep.profile.meta.get("lost") or 0
     out.append(f"#\n# Total Lost Samples: {lost}\n#\n")
-    # notes go to stderr (report_cli): stdout is perf report's lines and nothing else
     for h in rep.events:
         out.append(_event(rep, h, view))
     return "".join(out)
