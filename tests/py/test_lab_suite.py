@@ -153,3 +153,13 @@ def test_seed001_table6_rows_are_measured_on_the_suite():
     assert "| `rt_mutex_wait_proxy_lock` (pi_stress) | IPC | yes / yes | none |" in alone.stdout
     if "| ? / ?" not in p.stdout:   # the lab kernels are at hand: docs/compare.md shows this run
         assert p.stdout in (ROOT / "docs" / "compare.md").read_text()
+
+
+def test_a_period_below_one_is_refused_before_anything_runs(tmp_path):
+    """-c 0 used to record at the default period (0 read as "not given"); -c -5 was refused
+    only by the sampler's options."""
+    for bad in ("0", "-5"):
+        p = run([HPMKIT, "lab", "suite", "--arch", "aarch64", "--workload", "pipe", "-c", bad,
+                 "--out", tmp_path / "o"], timeout=60)
+        assert p.returncode == 1 and p.stderr.strip() == f"hpmkit: --period must be at least 1, got {bad}", p.stderr
+        assert not (tmp_path / "o").exists()

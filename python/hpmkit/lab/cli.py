@@ -263,6 +263,8 @@ def _suite(args) -> int:
     for a in args.add:
         if not a.exists():
             raise LabError(f"--add {a}: no such file or folder")
+    if args.period is not None and args.period < 1:   # 0 would read as "the default"
+        raise LabError(f"--period must be at least 1, got {args.period}")
     outputs.check_folder(args.out, "--out")
     if args.raw:
         outputs.check_folder(args.raw, "--raw")
