@@ -118,9 +118,21 @@ def test_compare_on_the_bundled_suite_is_stable_and_finds_known_issues(tmp_path)
     # #10 is vm_area_dup when mprotect splits a mapping: x5.8 by exact count, not labelled
     assert at[10]["hits"] == 9 and d["ranking"][9]["function"] == "vm_area_dup"
     assert d["ranking"][9]["exact"]["ratio"] > 5
-    # over all 152 ranked contexts: 9 of the 17 entries, 7 of the 11 the workloads reach
+    # over all 152 ranked contexts: 9 of the 18 entries, 7 of the 12 the workloads reach
     assert len(d["truth"]["found"]) == 9
-    assert len(set(d["truth"]["found"]) & set(d["truth"]["reached"])) == 7 == len(d["truth"]["reached"]) - 4
+    assert len(set(d["truth"]["found"]) & set(d["truth"]["reached"])) == 7 == len(d["truth"]["reached"]) - 5
+    # riscv64's slow get_user_pages (no HAVE_FAST_GUP in 6.1) is in no ratio: sem-posix's
+    # page-table walk has no arm64 sample. The work only riscv64 does lists it, and the
+    # exact per-function counts of the same runs agree: the sampled share within 10 % of the
+    # exact one for every row of 0.5 % or more, and arm64 runs at most 1 % of each
+    gup = [i for i, e in enumerate(d["truth"]["entries"]) if e["function"] == "get_user_pages_fast"]
+    assert gup[0] in d["truth"]["missed"] and d["truth"]["one_sided"][str(gup[0])]["workload"] == "sem-posix"
+    rows = [r for r in d["one_sided"]["rows"] if r["share"][0] >= 0.005]
+    sem = {r["function"]: r for r in rows if r["workload"] == "sem-posix"}
+    assert {"follow_page_mask", "mtree_load", "__get_user_pages", "get_user_pages_unlocked"} <= set(sem)
+    assert sem["mtree_load"]["samples"][1] == 0 and sem["mtree_load"]["b_has_it"]
+    assert len(rows) > 50 and all(abs(r["share"][0] / r["exact"]["share_a"] - 1) <= 0.1 for r in rows)
+    assert all(r["exact"]["share_b"] <= 0.01 * r["exact"]["share_a"] for r in rows)
     assert not any(r["function"].startswith("[") for r in d["ranking"])
     assert (tmp_path / "c.html").stat().st_size > 10000
 

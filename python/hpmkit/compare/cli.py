@@ -166,6 +166,11 @@ def _run(args) -> int:
     exact.annotate(s, res, src)
     from . import samework
     samework.annotate(s, res, src)
+    from . import onesided
+    s["one_sided"] = onesided.find(res)
+    onesided.annotate_exact(s["one_sided"], res, src)
+    if truth is not None:
+        s["truth"]["one_sided"] = onesided.truth_hits(s["one_sided"], truth, ev["missed"])
     if args.json:
         import json
         inputs.atomic_write(Path(args.json), json.dumps(s, indent=1) + "\n", "--json")

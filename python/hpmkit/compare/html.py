@@ -294,6 +294,7 @@ def render(res: Result, summary: dict) -> str:
             continue
         H.append(f"<div style='display:inline-block;margin-right:12px'><b>{_e(m)}</b><br>{scatter_svg(res, m)}</div>")
     H.append("</div>")
+    H += _one_sided(s)
     c = s["coverage"]
     H.append("<h2>Context matching (tables 3 and 4)</h2><table><tr><th>side</th><th>kernel contexts</th><th>with stack</th>"
              "<th>matched</th><th>matched with stack</th>" + "".join(f"<th>{_e(k)}</th>" for k in c["by_kind"]) + "</tr>")
@@ -343,3 +344,29 @@ def render(res: Result, summary: dict) -> str:
 
 def _f(x, nd=1):
     return "-" if x is None else f"{x:.{nd}f}"
+
+
+def _one_sided(s: dict) -> list[str]:
+    """The functions only A runs in a workload (onesided.py), those of MIN_SHARE or more."""
+    from .onesided import MIN_SHARE
+    o = s.get("one_sided") or {}
+    rows = [r for r in o.get("rows", []) if (r["share"][0] or 0) >= MIN_SHARE]
+    if not rows:
+        return []
+    a, b = s["a"]["isa"] or "A", s["b"]["isa"] or "B"
+    ex = any(r.get("exact") for r in rows)
+    H = [f"<h2>Work only {_e(a)} does ({len(rows)} functions)</h2><p class='muted'>Kernel functions with "
+         f"{o['min_samples']} or more samples on {_e(a)} and fewer on {_e(b)} in a workload, at least "
+         f"{100 * MIN_SHARE:.1f} % of it: no ratio ranks them. * = {_e(b)} shows the function in no "
+         "workload (inlined there, or not in its kernel).</p><table><tr><th>workload</th><th>function</th>"
+         "<th>samples A / B</th><th>% of A</th>" + ("<th>exact % A</th><th>exact % B</th>" if ex else "")
+         + "<th>mostly below</th></tr>"]
+    pct = lambda x, nd=1: "-" if x is None else f"{100 * x:.{nd}f}"  # noqa: E731
+    for r in rows:
+        e = r.get("exact") or {}
+        H.append(f"<tr><td>{_e(r['workload'])}</td><td>{_e(r['function'])}{'' if r['b_has_it'] else ' *'}</td>"
+                 f"<td class=n>{r['samples'][0]:.0f} / {r['samples'][1]:.0f}</td><td class=n>{pct(r['share'][0])}</td>"
+                 + (f"<td class=n>{pct(e.get('share_a'))}</td><td class=n>{pct(e.get('share_b'), 2)}</td>" if ex else "")
+                 + f"<td>{_e(' > '.join(r['via']))}</td></tr>")
+    H.append("</table>")
+    return H

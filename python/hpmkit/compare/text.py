@@ -95,6 +95,11 @@ def render(s: dict) -> str:
     L.append(f"not ranked: {s['too_thin']} matched context(s) too thin (< {s['options']['min_samples']} "
              f"samples on a side); {s['within_noise']} flag(s) within sampling noise; unmatched (A/B): "
              + ", ".join(f"{wl} {u[0]}/{u[1]}" for wl, u in s["unmatched"].items()))
+    from .onesided import lines as one_sided_lines
+    more = one_sided_lines(s)
+    if more:
+        L.append("")
+        L += more
     t = s.get("truth")
     if t:
         L.append("")
@@ -106,4 +111,8 @@ def render(s: dict) -> str:
                     right={0, 1, 2, 3, 4, 5})
         if t["missed"]:
             L.append("not found: " + ", ".join(t["entries"][i]["function"] for i in t["missed"]))
+        if t.get("one_sided"):
+            L.append(f"of those, in the work only {a['isa'] or 'A'} does: " + ", ".join(
+                f"{t['entries'][int(i)]['function']} ({h['function']} in {h['workload']})"
+                for i, h in t["one_sided"].items()))
     return "\n".join(L) + "\n"
