@@ -1053,6 +1053,15 @@ int cmd_record(int argc, char **argv)
 					"kernel throttling); use a larger -m, a longer -c or a lower -F\n",
 				(unsigned long long)(cnt.lost + cnt.lost_samples));
 	}
+	if (pipe_out) {
+		/* said even with -q: the stream lacks what a file would hold */
+		char names[512];
+		int n = perf_file__pipe_left_out(&pf, names, sizeof(names));
+		if (n)
+			fprintf(stderr, "hpm record: warning: %d header section(s) left out of the stream, "
+					"too large for one record (64 KiB, as in perf): %s; record to a file "
+					"(-o FILE) to keep them\n", n, names);
+	}
 	hpm_ctx__delete(ctx);
 	free(o.pids);
 	free(o.tids);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -234,6 +235,11 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 	else if (!own_target)
 		units_ioctl(st, true), enabled = true;
 	double t0 = now_s();
+	/* the command's user and system time, as perf prints them: what the children this
+	 * process waits for used, before and after the run */
+	struct rusage ru0;
+	getrusage(RUSAGE_CHILDREN, &ru0);
+	st->ru_known = false;
 	if (child > 0) {
 		int e = spawn_release(child, go, errfd);
 		if (e) {
@@ -323,6 +329,15 @@ static int run_once(struct stat_state *st, struct stat_opts *o, const sigset_t *
 	double el = enabled ? end - count_start : 0;
 	st->elapsed_sum += el;
 	st->elapsed_sumsq += el * el;
+	if (child > 0 && child_done) {
+		struct rusage ru1;
+		getrusage(RUSAGE_CHILDREN, &ru1);
+#define RU_S(a, b) ((double)((b).tv_sec - (a).tv_sec) + (double)((b).tv_usec - (a).tv_usec) * 1e-6)
+		st->ru_user = RU_S(ru0.ru_utime, ru1.ru_utime);
+		st->ru_sys = RU_S(ru0.ru_stime, ru1.ru_stime);
+#undef RU_S
+		st->ru_known = true;
+	}
 	if (child > 0 && !child_done) {
 		/* -I and Ctrl-C: the command goes on, not waited for (as perf) */
 		st->status = 0;

@@ -90,6 +90,8 @@ struct stat_state {
 	int *mvalid;
 	char quirks[1024];
 	double elapsed_sum, elapsed_sumsq;
+	double ru_user, ru_sys; /* the command's CPU time, last run (perf's "seconds user/sys") */
+	bool ru_known;          /* the command ended and was waited for in that run */
 	int status;
 	int status_sig; /* the signal that ended the command, 0 when it exited */
 	bool cmd_exited; /* the command ended by exit(), not by a signal, nor still runs */

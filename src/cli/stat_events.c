@@ -2,9 +2,9 @@
 /*
  * Which events hpm stat opens, and in how many sets. The first set decides:
  * an event this PMU cannot count becomes a <not supported> row and the rest
- * is counted (perf's behaviour); only when nothing at all can be opened is it
- * an error. The other sets (one per CPU or thread) replay exactly the opens
- * that worked, so every set has the same events at the same indices.
+ * is counted (perf's behaviour), even when that leaves nothing to count. The
+ * other sets (one per CPU or thread) replay exactly the opens that worked, so
+ * every set has the same events at the same indices.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -437,16 +437,12 @@ int stat_build(struct stat_state *st, struct stat_opts *o, pid_t child, unsigned
 	if (r)
 		goto out;
 	st->nev = hpm_evset__nr(st->units[0].set);
-	if (st->nev == 0) {
-		/* nothing at all could be opened: that is an error, with the first reason */
-		for (int i = 0; i < st->nrows; i++)
-			if (st->rows[i].state == ROW_NOT_SUPPORTED) {
-				fprintf(stderr, "hpm stat: %s\n", st->rows[i].why);
-				goto out;
-			}
+	if (st->nev == 0 && !st->nrows) {
 		fprintf(stderr, "hpm stat: no event to count\n");
 		goto out;
 	}
+	/* nothing at all could be opened: perf stat runs the command all the same and shows
+	 * every event <not supported>; so does hpm stat, with the reasons under the table */
 	for (int u = 1; u < st->nunits; u++) {
 		if (new_set(st, o, u, child, flags, defaults_only))
 			goto out;

@@ -87,18 +87,32 @@ static void fmt_label(char *buf, size_t len, struct stat_opts *o, const struct b
 		      const char *sep)
 {
 	buf[0] = 0;
+	/* the widths of perf 6.1's text: CPU%-7d, S%d-D%d-C%-8d and S%-5d then %4d units, and
+	 * %16s-%-8d for comm-tid, each followed by one space (the count's column is then %18s) */
+	const char *cut;
 	switch (o->aggr) {
 	case AGGR_GLOBAL: break;
-	case AGGR_CPU: snprintf(buf, len, csv ? "%s%s" : "%-8s ", b->label, csv ? sep : ""); break;
+	case AGGR_CPU: snprintf(buf, len, csv ? "%s%s" : "%-10s ", b->label, csv ? sep : ""); break;
 	case AGGR_CORE:
 	case AGGR_SOCKET:
-		if (csv)
+		if (csv) {
 			snprintf(buf, len, "%s%s%d%s", b->label, sep, b->nunits, sep);
-		else
-			snprintf(buf, len, "%-12s %4d ", b->label, b->nunits);
+			break;
+		}
+		cut = o->aggr == AGGR_CORE ? strrchr(b->label, 'C') : b->label;
+		if (!cut) /* not S..-D..-C..: as it is */
+			cut = b->label + strlen(b->label) - 1;
+		snprintf(buf, len, "%.*s%-*s %4d ", (int)(cut - b->label + 1), b->label,
+			 o->aggr == AGGR_CORE ? 8 : 5, cut + 1, b->nunits);
 		break;
 	case AGGR_THREAD:
-		snprintf(buf, len, csv ? "%s%s" : "%24s ", b->label, csv ? sep : "");
+		cut = strrchr(b->label, '-');
+		if (csv)
+			snprintf(buf, len, "%s%s", b->label, sep);
+		else if (cut)
+			snprintf(buf, len, "%16.*s-%-8s ", (int)(cut - b->label), b->label, cut + 1);
+		else
+			snprintf(buf, len, "%25s ", b->label);
 		break;
 	}
 }
@@ -193,17 +207,17 @@ static void text_row(FILE *f, struct stat_opts *o, const char *prefix, const str
 {
 	char num[80];
 	if (r->state == ROW_NOT_SUPPORTED) {
-		fprintf(f, "%s %18s %s %-28s\n", prefix, "<not supported>",
+		fprintf(f, "%s%18s %s %-28s\n", prefix, "<not supported>",
 			is_msec(r->name) ? "msec" : "    ", r->name);
 		return;
 	}
 	if (r->state == ROW_NOT_COUNTED || never_ran(v, delta)) {
-		fprintf(f, "%s %18s %s %-28s\n", prefix, "<not counted>",
+		fprintf(f, "%s%18s %s %-28s\n", prefix, "<not counted>",
 			is_msec(r->name) ? "msec" : "    ", r->name);
 		return;
 	}
 	fmt_count(num, sizeof(num), r->name, v->scaled, o->big_num);
-	fprintf(f, "%s %s %-28s%s", prefix, num, r->name, extra ? extra : "");
+	fprintf(f, "%s%s %-28s%s", prefix, num, r->name, extra ? extra : "");
 	if (!delta && v->running < v->enabled)
 		fprintf(f, " (%.2f%% scaled)", 100.0 * (double)v->running / (double)v->enabled);
 	fprintf(f, "  [%s]\n", path_name(v->path));
@@ -470,7 +484,7 @@ static void text_cell(FILE *f, struct stat_state *st, struct stat_opts *o, const
 		int g = hpm_evset__group_of(set, row->idx), members = 0;
 		for (int k = 0; k < st->nev; k++)
 			members += hpm_evset__group_of(set, k) == g;
-		fprintf(f, "%s %18s      %-28s (never scheduled: %s)\n", label, "<not counted>",
+		fprintf(f, "%s%18s      %-28s (never scheduled: %s)\n", label, "<not counted>",
 			row->name,
 			members > 1 ? "the PMU could not fit its group; try --group-max 1"
 				    : "the kernel accepted it but the PMU never counted it");
@@ -548,7 +562,10 @@ static void report_text(FILE *f, struct stat_state *st, struct stat_opts *o)
 		if (pct > 0)
 			fprintf(f, "  ( +-%6.2f%% )", pct);
 	} else
-		fprintf(f, "\n %18.9f seconds time elapsed", el);
+		fprintf(f, "\n %17.9f seconds time elapsed", el);
+	/* perf adds the command's CPU time when it ran one command once */
+	if (o->cmd && o->repeat <= 1 && !o->interval_ms && st->ru_known)
+		fprintf(f, "\n\n %17.9f seconds user\n %17.9f seconds sys", st->ru_user, st->ru_sys);
 	fprintf(f, "\n\n read path: [mmap] = user-space counter read, [read] = read(2)");
 	char why[200];
 	for (int i = 0; i < st->nev; i++)

@@ -142,6 +142,11 @@ int tracepoint_for_each(struct hpm_ctx *ctx, const char *glob,
 /* "pmu/terms/" -> end of the spec (start of modifiers), NULL if not that shape */
 const char *pmu_spec_end(const char *s);
 int pmu_terms_resolve(struct hpm_ctx *ctx, const char *spec, size_t n, struct resolved *r);
+/* "name/terms/" where name is no PMU: is the part before the '/' a PMU in sysfs? */
+bool pmu_terms_is_pmu(const char *spec);
+/* perf's named (legacy) event with terms, "cycles/period=1000/": the terms period, freq and
+ * name on an event resolved already (r); the canonical name is the spec as written. */
+int pmu_terms_named(struct hpm_ctx *ctx, const char *spec, size_t n, struct resolved *r);
 /* #slots of metric expressions: the issue slots per cycle the cores' PMU gives in
  * sysfs caps/slots (perf's rule). 0, or -ENODATA with why set when there is no core
  * PMU, no caps/slots, 0 there, or core PMUs that disagree. */

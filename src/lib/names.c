@@ -581,8 +581,23 @@ static int resolve_depth(struct hpm_ctx *ctx, const char *name, struct resolved 
 	const char *colon = NULL;
 	const char *pmu_end = strchr(name, '/') ? pmu_spec_end(name) : NULL;
 	if (pmu_end) {
-		/* pmu/term=value,.../ with modifiers after the slash, ':' optional */
-		int ret = pmu_terms_resolve(ctx, name, (size_t)(pmu_end - name), r);
+		/* pmu/term=value,.../ with modifiers after the slash, ':' optional; or, as perf
+		 * reads it when no PMU has that name, a named event with terms (cycles/period=N/) */
+		int ret;
+		size_t hl = strcspn(name, "/");
+		if (hl < sizeof(base) && !pmu_terms_is_pmu(name)) {
+			memcpy(base, name, hl);
+			base[hl] = 0;
+			struct resolved save = *r;
+			if (resolve_base(ctx, base, r, depth) == 0)
+				ret = pmu_terms_named(ctx, name, (size_t)(pmu_end - name), r);
+			else {
+				*r = save; /* not an event either: the PMU message says what is here */
+				ret = pmu_terms_resolve(ctx, name, (size_t)(pmu_end - name), r);
+			}
+		} else {
+			ret = pmu_terms_resolve(ctx, name, (size_t)(pmu_end - name), r);
+		}
 		if (ret < 0)
 			return ret;
 		const char *mods = *pmu_end == ':' ? pmu_end + 1 : pmu_end;

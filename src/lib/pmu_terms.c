@@ -278,6 +278,52 @@ const char *pmu_spec_end(const char *s)
 	return b ? b + 1 : NULL;
 }
 
+bool pmu_terms_is_pmu(const char *spec)
+{
+	char rel[512], buf[32];
+	size_t pl = strcspn(spec, "/");
+	if (!pl || pl >= 64)
+		return false;
+	snprintf(rel, sizeof(rel), PMU_DIR "/%.*s/type", (int)pl, spec);
+	return read_small_file(rel, buf, sizeof(buf)) > 0;
+}
+
+int pmu_terms_named(struct hpm_ctx *ctx, const char *spec, size_t n, struct resolved *r)
+{
+	char full[256];
+	if (n >= sizeof(full))
+		return hpm__err(ctx, -EINVAL, "event '%.40s...' is too long", spec);
+	memcpy(full, spec, n);
+	full[n] = 0;
+	char *a = strchr(full, '/');
+	if (!a || full[n - 1] != '/')
+		return hpm__err(ctx, -EINVAL, "bad event '%s' (perf syntax: event/term=value,.../)",
+				full);
+	full[n - 1] = 0;
+	char canon[sizeof(r->canon)];
+	copy_str(canon, sizeof(canon), spec);
+	canon[n < sizeof(canon) ? n : sizeof(canon) - 1] = 0;
+	copy_str(r->canon, sizeof(r->canon), canon);
+	for (char *save, *t = strtok_r(a + 1, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*t))
+			t++;
+		size_t kl = strcspn(t, "=");
+		/* a named event's encoding is fixed: only what perf lets such a term change */
+		if (!((kl == 4 && !strncmp(t, "name", 4)) || (kl == 6 && !strncmp(t, "period", 6)) ||
+		      (kl == 4 && !strncmp(t, "freq", 4)))) {
+			char ev[64];
+			snprintf(ev, sizeof(ev), "%.*s", (int)(a - full), full);
+			return hpm__err(ctx, -EINVAL, "unknown term '%.*s' for event '%s' in '%.*s'; "
+					"a named event takes period, freq and name", (int)kl, t, ev,
+					(int)n, spec);
+		}
+		int ret = apply_term(ctx, canon, "", t, r, 0);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 int pmu_terms_resolve(struct hpm_ctx *ctx, const char *spec, size_t n, struct resolved *r)
 {
 	char full[256], pmu[64], terms[256];

@@ -254,8 +254,13 @@ static void add_desc_sections(struct perf_file *pf);
 static int pipe_feature(struct perf_file *pf, uint64_t bit, const void *p, size_t len)
 {
 	size_t n = sizeof(struct perf_event_header) + 8 + len;
-	if (n > 0xffff)
-		return 0; /* a record cannot hold it (perf has the same limit): left out */
+	if (n > 0xffff) {
+		/* a record cannot hold it (perf has the same limit): left out, and the caller
+		 * says so (perf_file__pipe_left_out) */
+		if (bit < PF_FEAT_BITS)
+			pf->pipe_too_big[bit] = len;
+		return 0;
+	}
 	struct perf_event_header h = { .type = 80, .size = (uint16_t)n };
 	if (fwrite(&h, sizeof(h), 1, pf->f) != 1 || fwrite(&bit, 8, 1, pf->f) != 1 ||
 	    (len && fwrite(p, len, 1, pf->f) != 1))
@@ -303,6 +308,39 @@ static int pipe_send_features(struct perf_file *pf)
 		r = pipe_tracing_data(pf, &pf->feat[PF_FEAT_TRACING_DATA]);
 	}
 	return r;
+}
+
+int perf_file__pipe_left_out(const struct perf_file *pf, char *names, size_t len)
+{
+	static const struct { int bit; const char *name; } known[] = {
+		{ PF_FEAT_HOSTNAME, "HOSTNAME" }, { PF_FEAT_OSRELEASE, "OSRELEASE" },
+		{ PF_FEAT_VERSION, "VERSION" }, { PF_FEAT_ARCH, "ARCH" },
+		{ PF_FEAT_NRCPUS, "NRCPUS" }, { PF_FEAT_CPUDESC, "CPUDESC" },
+		{ PF_FEAT_CMDLINE, "CMDLINE" }, { PF_FEAT_EVENT_DESC, "EVENT_DESC" },
+		{ PF_FEAT_GROUP_DESC, "GROUP_DESC" },
+	};
+	int n = 0;
+	if (len)
+		names[0] = 0;
+	for (int bit = 0; bit < PF_FEAT_BITS; bit++) {
+		if (!pf->pipe_too_big[bit])
+			continue;
+		const char *name = NULL;
+		for (size_t k = 0; k < sizeof(known) / sizeof(*known); k++)
+			if (known[k].bit == bit)
+				name = known[k].name;
+		size_t o = len ? strlen(names) : 0;
+		if (o + 1 < len) {
+			if (name)
+				snprintf(names + o, len - o, "%s%s (%zu bytes)", n ? ", " : "", name,
+					 pf->pipe_too_big[bit]);
+			else
+				snprintf(names + o, len - o, "%sfeature %d (%zu bytes)", n ? ", " : "",
+					 bit, pf->pipe_too_big[bit]);
+		}
+		n++;
+	}
+	return n;
 }
 
 int perf_file__flush(struct perf_file *pf)

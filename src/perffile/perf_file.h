@@ -68,6 +68,7 @@ struct perf_file {
 	int pipe;            /* pipe mode (perf.data-file-format.txt): everything is a record */
 	int pipe_feats_sent; /* the features set so far went out (before the first record) */
 	unsigned char pipe_sent[PF_FEAT_BITS];
+	size_t pipe_too_big[PF_FEAT_BITS]; /* bytes of a section left out of the stream (too large) */
 	int in_place;        /* the name is a device (/dev/null): written there, never renamed over */
 };
 
@@ -104,6 +105,9 @@ int perf_file__begin_data(struct perf_file *pf);
 int perf_file__write(struct perf_file *pf, const void *rec, size_t len);
 /* Pipe mode: send what is buffered (after a FINISHED_ROUND, say); a no-op for a file. */
 int perf_file__flush(struct perf_file *pf);
+/* Pipe mode: how many feature sections were too large for a HEADER_FEATURE record (64 KiB,
+ * perf's limit too) and so left out of the stream; their names and sizes go to `names`. */
+int perf_file__pipe_left_out(const struct perf_file *pf, char *names, size_t len);
 /* Feature sections (copied); strings in perf's length-prefixed form. */
 void perf_file__feat_string(struct perf_file *pf, int bit, const char *s);
 void perf_file__feat_raw(struct perf_file *pf, int bit, const void *p, size_t len);

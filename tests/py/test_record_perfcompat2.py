@@ -332,3 +332,25 @@ def test_a_device_is_written_in_place_not_renamed_over(tmp_path):
     st = os.stat(dev)
     assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3)
     assert not (tmp_path / "null.old").exists()
+
+
+def test_a_section_too_large_for_a_stream_record_is_named_not_dropped_silently(tmp_path):
+    """A HEADER_FEATURE record's size is 16 bits: a section over 64 KiB cannot travel in a
+    stream (perf has the same limit). Here the command line (20,000 arguments, each padded to
+    64 bytes as perf lays the section out): the stream goes without it, still readable by
+    perf, and hpm says which section it left out, even with -q."""
+    args = " ".join(str(i) for i in range(20000))
+    p = sh(f"{q(require(HPM))} record -q -e cpu-clock -o - -- true {args} > stream", tmp_path)
+    assert p.returncode == 0, p.stderr
+    err = p.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and re.fullmatch(
+        r"hpm record: warning: 1 header section\(s\) left out of the stream, too large for one "
+        r"record \(64 KiB, as in perf\): CMDLINE \(\d+ bytes\); record to a file \(-o FILE\) "
+        r"to keep them", err[0]), err
+    feats = [struct.unpack_from("<Q", b)[0] for t, b in records((tmp_path / "stream").read_bytes())
+             if t == 80]
+    assert 11 not in feats and {3, 4, 5, 12} <= set(feats), feats
+    assert sh(f"{q(perf())} script -i - < stream", tmp_path).returncode == 0
+    # a short command line travels, and nothing is said
+    p = sh(f"{q(require(HPM))} record -q -e cpu-clock -o - -- true > short", tmp_path)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr

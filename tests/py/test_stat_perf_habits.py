@@ -566,3 +566,88 @@ def test_tracefs_is_mounted_on_demand_like_perf():
     assert not mounted()
     out = hpm("list", "tracepoint", "sched_switch", check_rc=0).stdout
     assert "sched:sched_switch" in out and mounted()
+
+
+# ---- perf's column widths, user/sys lines, named events with terms ----
+
+def _count_rows(text, event):
+    """(line up to the end of the count, the count) of each row of `event`."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(rf"^(.*?(\d[\d,.]*|<not supported>|<not counted>))( msec)?\s+{re.escape(event)}\b", line)
+        if m:
+            out.append(m.group(1))
+    return out
+
+
+@pytest.mark.parametrize("mode", [[], ["-I", "50"], ["-a", "-A"], ["-a", "-A", "-I", "50"],
+                                  ["-a", "--per-core"], ["-a", "--per-socket"]])
+def test_count_column_ends_where_perfs_does(mode):
+    """The count's right edge is where perf 6.1 puts it in each aggregation: the labels are
+    CPU%-7d, S%d-D%d-C%-8d and S%-5d with %4d units, one space, then the %18s count."""
+    args = ["-e", "page-faults,cycles", *mode, "--", "sleep", "0.06"]
+    ours, theirs = run([HPM, "stat", *args]), run([perf(), "stat", *args])
+    for ev in ("page-faults", "cycles"):
+        a, b = _count_rows(ours.stderr, ev), _count_rows(theirs.stderr, ev)
+        assert a and len(a) == len(b), (ev, ours.stderr, theirs.stderr)
+        # the timestamps and counts differ run to run; the widths do not
+        assert [len(x) for x in a] == [len(x) for x in b], (ev, a, b)
+        labels = [re.sub(r"^\s*[\d.]+ ", "", x) if "-I" in mode else x for x in a]
+        assert [l[:12].split()[0] if l.strip()[0].isalpha() else "" for l in labels] == \
+            [l[:12].split()[0] if l.strip()[0].isalpha() else "" for l in
+             (re.sub(r"^\s*[\d.]+ ", "", x) if "-I" in mode else x for x in b)]
+
+
+def test_thread_rows_put_comm_and_tid_where_perf_does():
+    sleeper = subprocess.Popen(["sleep", "5"])
+    try:
+        args = ["-e", "page-faults", "--per-thread", "-p", str(sleeper.pid), "--", "sleep", "0.05"]
+        ours, theirs = run([HPM, "stat", *args]), run([perf(), "stat", *args])
+        a, b = _count_rows(ours.stderr, "page-faults"), _count_rows(theirs.stderr, "page-faults")
+        assert len(a) == len(b) == 1 and len(a[0]) == len(b[0]), (a, b)
+        assert a[0].index(f"sleep-{sleeper.pid}") == b[0].index(f"sleep-{sleeper.pid}") == 16 - len("sleep")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_user_and_sys_lines_after_one_run_of_a_command():
+    spin = ["sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"]
+    ours, theirs = run([HPM, "stat", "-e", "task-clock", "--", *spin]), \
+        run([perf(), "stat", "-e", "task-clock", "--", *spin])
+    pick = lambda t: [l for l in t.splitlines() if re.fullmatch(  # noqa: E731
+        r" +\d+\.\d{9} seconds (time elapsed|user|sys)", l)]
+    a, b = pick(ours.stderr), pick(theirs.stderr)
+    assert [l.split()[-1] for l in a] == [l.split()[-1] for l in b] == ["elapsed", "user", "sys"]
+    assert [len(l) for l in a] == [len(l) for l in b]
+    # user + sys is the command's CPU time: most of its task-clock
+    clock = float(re.search(r"([\d.]+) msec task-clock", ours.stderr).group(1)) / 1e3
+    cpu = float(a[1].split()[0]) + float(a[2].split()[0])
+    assert 0.5 * clock <= cpu <= 1.5 * clock + 0.01, (clock, cpu)
+    # not with -r or -I, nor for a process attached with -p (as perf)
+    for extra in (["-r", "2"], ["-I", "100"]):
+        p = run([HPM, "stat", "-e", "task-clock", *extra, "--", "true"])
+        assert "seconds user" not in p.stderr, extra
+
+
+@pytest.mark.parametrize("event,name", [("task-clock/period=1000/", "task-clock/period=1000/"),
+                                        ("page-faults/name=pf/", "pf"),
+                                        ("cycles/period=1000/", "cycles/period=1000/")])
+def test_named_event_with_terms_like_perf(event, name):
+    """perf reads 'cycles/period=N/' as the named event with terms when no PMU is called
+    'cycles': the row carries the spec (or name=) as perf shows it."""
+    ours = run([HPM, "stat", "-x,", "-e", event, "--", "true"])
+    theirs = run([perf(), "stat", "-x,", "-e", event, "--", "true"])
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert [l.split(",")[2] for l in csv_lines(ours.stderr)] == \
+        [l.split(",")[2] for l in csv_lines(theirs.stderr)] == [name]
+
+
+def test_named_event_takes_only_the_terms_perf_lets_it():
+    p = run([HPM, "stat", "-e", "task-clock/umask=3/", "--", "true"])
+    assert p.returncode == 1
+    assert one_line(p) == ("hpm stat: unknown term 'umask' for event 'task-clock' in "
+                           "'task-clock/umask=3/'; a named event takes period, freq and name")
+    assert run([perf(), "stat", "-e", "task-clock/umask=3/", "--", "true"]).returncode != 0
+    p = run([HPM, "record", "-q", "-o", "/dev/null", "-e", "task-clock/period=250000/", "--", "true"])
+    assert p.returncode == 0, p.stderr
