@@ -61,6 +61,10 @@ def test_page_renders_ranking_without_console_errors(page):
     assert f'<span id="rank-count">{n}</span>' in dom
     rows = re.findall(r'<tr data-i="(\d+)"[^>]*>(.*?)</tr>', dom, re.S)
     assert len(rows) == n
+    # one cell per heading, "A mostly in" included
+    head = re.search(r'<table id="ranking"><thead><tr>(.*?)</tr>', dom, re.S).group(1)
+    assert "A mostly in</th>" in head
+    assert all(r[1].count("<td") == head.count("<th") for r in rows), head
     assert "raw_copy_to_user" in rows[0][1] and ">1<" in rows[0][1]
     # the first context is selected: both stacks side by side, deeper frames marked
     assert '<h2 id="detail-title">#1 raw_copy_to_user (pipe, exact match, depth 0)</h2>' in dom

@@ -132,3 +132,19 @@ def test_compare_json_and_html_carry_the_section(tmp_path):
     assert shares == sorted(shares, reverse=True)
     html = page.read_text()
     assert "<h2>Work only riscv64 does (" in html and o["rows"][0]["function"] in html
+
+
+def test_a_ranked_context_says_which_of_its_frames_holds_as_work():
+    """A context merges A's deeper frames into its anchor, and its ratio is that subtree's:
+    the row names the sampled function most of A's samples of it are in."""
+    a = _side("riscv64", {"w": ({FAULT + ("ptep_clear_flush",): 100,
+                                 FAULT + ("ptep_clear_flush", "flush_tlb_page", "__sbi_tlb_flush_range"): 300,
+                                 FAULT: 600}, 1000)})
+    b = _side("aarch64", {"w": ({FAULT + ("ptep_clear_flush",): 50, FAULT: 950}, 1000)})
+    res = _run(a, b, min_samples=1)
+    row = next(r for r in res.rows if r.group.anchor == FAULT + ("ptep_clear_flush",))
+    assert row.group.kind == "partial" and row.a[0] == 400
+    d = summary.row_dict(row, res, True)
+    assert d["a_top_leaf"] == {"function": "__sbi_tlb_flush_range", "share": 0.75}
+    exact_row = next(r for r in res.rows if r.group.anchor == FAULT)
+    assert summary.row_dict(exact_row, res, True)["a_top_leaf"] == {"function": "__handle_mm_fault", "share": 1.0}

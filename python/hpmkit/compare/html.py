@@ -46,6 +46,8 @@ JS = r"""
       .concat([fmt(r.samples[0], 0) + ' / ' + fmt(r.samples[1], 0)]);
     if (hasExact) cells.push(r.exact && r.exact.ratio ? '<span title="' + esc(r.exact.note) + '">' + fmt(r.exact.ratio) + '</span>'
                                      : '<span class=muted title="' + esc((r.exact || {}).note || '') + '">n/a</span>');
+    const top = r.a_top_leaf;
+    cells.push(top && top.function !== r.function ? esc(top.function) + ' ' + Math.round(100 * top.share) + ' %' : '');
     if (hits) cells.push(hits[i].length ? 'yes' : '');
     tr.innerHTML = cells.map((c, j) => '<td' + (j < 2 || j > 6 ? ' class=n' : '') + '>' + c + '</td>').join('');
     tr.addEventListener('click', () => show(i));
@@ -240,10 +242,10 @@ def render(res: Result, summary: dict) -> str:
     for w_ in s["warnings"]:
         H.append(f'<p class="warn">warning: {_e(w_)}</p>')
     heads = "".join(f"<th>{_e(m)} A/B [95%]</th>" for m in s["metrics"])
-    known = "<th>known</th>" if s.get("truth") else ""
     ex = s.get("exact") or {}
-    if ex.get("with_exact"):
-        known = "<th>exact ins A/B</th>" + known
+    known = ("<th>exact ins A/B</th>" if ex.get("with_exact") else "") + \
+        ("<th title=\"the function most of A's samples of the context are in, when it is not the "
+         "context's own\">A mostly in</th>") + ("<th>known</th>" if s.get("truth") else "")
     H.append(f'<h2>Ranking (<span id="rank-count">0</span> shown of {s["ranked"]} anomalous; '
              f'{s["matched_contexts"]} matched contexts, {s["too_thin"]} too thin)</h2>'
              f'<table id="ranking"><thead><tr><th>#</th><th>score</th><th>function</th><th>workload</th>'

@@ -38,6 +38,16 @@ def row_dict(r: Row, res: Result, detail: bool) -> dict:
     if detail:
         ca = res.a.by_workload[r.workload]
         cb = res.b.by_workload[r.workload]
+        # where A's samples of the context are: a context merges A's deeper frames into its
+        # anchor, and its ratio is of that whole subtree; the heaviest sampled function says
+        # which frame holds the work (riscv64's ptep_clear_flush context is mostly the SBI
+        # TLB flush below it, not ptep_clear_flush's own code)
+        leaves: dict[str, float] = {}
+        for p in r.group.a:
+            leaves[p[-1]] = leaves.get(p[-1], 0.0) + float(ca[(r.space, p)][0])
+        if leaves and r.a[0] > 0:
+            f, n = max(leaves.items(), key=lambda kv: (kv[1], kv[0]))
+            d["a_top_leaf"] = {"function": f, "share": n / float(r.a[0])}
         d["stacks_a"] = [{"path": list(p), "samples": _num(ca[(r.space, p)][0])}
                          for p in sorted(r.group.a, key=lambda p: -ca[(r.space, p)][0])]
         d["stacks_b"] = [{"path": list(p), "samples": _num(cb[(r.space, p)][0])}

@@ -66,12 +66,16 @@ def render(s: dict) -> str:
             if has_exact:
                 ex = r.get("exact") or {}
                 row.append(_f(ex["ratio"]) if ex.get("ratio") else "n/a")
+            top_leaf = r.get("a_top_leaf") or {}
+            row.append("" if top_leaf.get("function", r["function"]) == r["function"]
+                       else f"{top_leaf['function']} {100 * top_leaf['share']:.0f} %")
             if hits is not None:
                 row.append("yes" if hits[i] else "")
             rows.append(row)
         head = ["#", "score", "function", "workload", "match", "partial stack", "anomalous", "ratio A/B [95 %]", "samples"]
         if has_exact:
             head.append("exact ins A/B")
+        head.append("A mostly in")
         if hits is not None:
             head.append("known")
         L += _table(head, rows, right={0, 1})
