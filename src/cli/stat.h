@@ -95,6 +95,7 @@ struct stat_state {
 	int status;
 	int status_sig; /* the signal that ended the command, 0 when it exited */
 	bool cmd_exited; /* the command ended by exit(), not by a signal, nor still runs */
+	bool no_syscall; /* an open failed with ENOSYS: no perf_event_open here at all */
 	/* -I */
 	FILE *out;
 	double t_start;

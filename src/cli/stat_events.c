@@ -187,6 +187,7 @@ static int add_single(struct builder *b, struct hpm_evset *set, const struct ite
 	}
 	if (!unsupported(r))
 		return failed(st, 0, r);
+	st->no_syscall |= r == -ENOSYS;
 	return new_row(st, it->name, -1, ROW_NOT_SUPPORTED, hpm_ctx__last_error(st->ctx)) ? 0 : -1;
 }
 
@@ -209,6 +210,7 @@ static int add_group(struct builder *b, struct hpm_evset *set, const struct item
 		int r = hpm_ctx__probe(st->ctx, it[k].name);
 		if (r < 0 && !unsupported(r))
 			return fatal(st);
+		st->no_syscall |= r == -ENOSYS;
 		if (r < 0) {
 			bad = k;
 			snprintf(why, sizeof(why), "%s", hpm_ctx__last_error(st->ctx));
@@ -442,7 +444,16 @@ int stat_build(struct stat_state *st, struct stat_opts *o, pid_t child, unsigned
 		goto out;
 	}
 	/* nothing at all could be opened: perf stat runs the command all the same and shows
-	 * every event <not supported>; so does hpm stat, with the reasons under the table */
+	 * every event <not supported>; so does hpm stat, with the reasons under the table.
+	 * Without the system call itself (qemu-user, a seccomp filter) perf stops with an
+	 * error, and so does hpm */
+	if (st->nev == 0 && st->no_syscall) {
+		for (int i = 0; i < st->nrows; i++)
+			if (st->rows[i].state == ROW_NOT_SUPPORTED) {
+				fprintf(stderr, "hpm stat: %s\n", st->rows[i].why);
+				goto out;
+			}
+	}
 	for (int u = 1; u < st->nunits; u++) {
 		if (new_set(st, o, u, child, flags, defaults_only))
 			goto out;

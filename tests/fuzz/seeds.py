@@ -142,10 +142,13 @@ def hpmprof(out: Path, tmp: Path) -> None:
 def evtab(out: Path, tmp: Path) -> None:
     ev = ROOT / "data" / "events"
     for main, inc, mg, lst in (("sifive_u74", "riscv_sbi", "sifive_u74", "cycles,{INT_LOAD_RETIRED,instructions}:u"),
-                               ("neoverse_n1", "armv8_pmuv3", "neoverse_n1", "PAPI_TOT_CYC,L1D_CACHE_REFILL:k,r11")):
+                               ("neoverse_n1", "armv8_pmuv3", "neoverse_n1", "PAPI_TOT_CYC,L1D_CACHE_REFILL:k,r11"),
+                               # perf's named events with terms (cycles/period=N/)
+                               ("neoverse_n1", "armv8_pmuv3", "neoverse_n1",
+                                "cycles/period=1000/,instructions/name=ins/u,task-clock/freq=99/:k")):
         parts = [(ev / f"{main}.evt").read_text(), (ev / f"{inc}.evt").read_text(),
                  (ROOT / "data" / "metrics" / f"{mg}.mg").read_text(), lst]
-        (out / f"seed-{main}").write_text("\n%%\n".join(parts)[:60000])
+        (out / f"seed-{main}{'-terms' if '/' in lst else ''}").write_text("\n%%\n".join(parts)[:60000])
 
 
 def spe(out: Path, tmp: Path) -> None:

@@ -206,13 +206,27 @@ def test_script_text_keys_a_symbol_by_name(request, tmp_path, fields, which):
     assert ours.returncode == 0, ours.stderr
     theirs = body(perf_report(data, *opts))
     mine = body(ours.stdout)
+    from collections import Counter
+    key = lambda l: l.split(None, 2)[2]  # noqa: E731
     rows = [l for l in mine if l and not l.startswith("#")]
-    assert len({l.split(None, 2)[2] for l in rows}) == len(rows), "a symbol split into rows"
+    # one symbol is one row; a name twice only where perf has it twice too: a kernel can
+    # have two static functions of one name (this host's lruvec_stat_mod_folio.constprop.0
+    # at two addresses), and perf report keeps them apart
+    twice = Counter(key(l) for l in theirs if l and not l.startswith("#"))
+    assert all(n <= twice[k] for k, n in Counter(key(l) for l in rows).items()), "a symbol split into rows"
 
     def table(lines):
-        # ld.so's start runs through libc's own PLT slots, which perf 6.1 names "@plt" or
-        # one slot off (docs/report.md, PLT slots): those rows are left out on both sides
-        return [l for l in lines if l and not l.startswith("#") and "@plt" not in l]
+        # samples per (comm, symbol) on both sides: perf also splits one name where it sees two
+        # symbol starts (a kernel's two static functions of one name, which perf script text
+        # without symoff cannot tell apart; once, ld.so's check_match at two starts in one
+        # recording), so rows of one name are added up. ld.so's start runs through libc's own
+        # PLT slots, which perf 6.1 names "@plt" or one slot off (docs/report.md, PLT slots):
+        # those rows are left out on both sides
+        out = Counter()
+        for l in lines:
+            if l and not l.startswith("#") and "@plt" not in l:
+                out[key(l)] += int(l.split()[1])
+        return out
     assert table(mine) == table(theirs)
     if not fields:
         # without the period and event fields the header differs (samples counted as 1;
@@ -374,3 +388,15 @@ def test_tracepoint_recording(tmp_path):
     bad = hpmkit("report", "-i", data, "--stdio", "--sort", "trace")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "perf report --sort trace" in bad.stderr
+
+
+def test_script_text_without_dso_keeps_kernel_and_user_symbols_of_one_name_apart(tmp_path):
+    """-F comm,tid,ip,sym has no DSO column: the kernel's strlen (a kernel address) and libc's
+    are two entries, as perf report has them on the recording (found on a fork/exec run)."""
+    t = tmp_path / "s.txt"
+    t.write_text("sh 100 ffffffff81234567 strlen\nsh 100     7f1234567890 strlen\n"
+                 "sh 100     7f1234567899 strlen\n")
+    p = hpmkit("report", "-i", t, "--sort", "comm,sym", "-n", "--no-children", "-g", "none")
+    assert p.returncode == 0, p.stderr
+    rows = [l.split() for l in p.stdout.splitlines() if l.strip() and not l.startswith("#")]
+    assert rows == [["66.67%", "2", "sh", "[.]", "strlen"], ["33.33%", "1", "sh", "[k]", "strlen"]]

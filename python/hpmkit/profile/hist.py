@@ -167,7 +167,7 @@ class Frames:
         self.func: list[tuple] = [()] * n               # call-graph node identity
         self.start: list[int] = [0] * n                 # symbol start or address (graph ties)
         cols = [f[c].to_pylist() for c in ("symbol", "offset", "dso", "kernel", "addr", "dso_addr")]
-        by_name: dict[tuple, int] = {}      # (dso, symbol) -> start of its first frame
+        by_name: dict[tuple, int] = {}      # (dso, symbol, kernel) -> start of its first frame
         for i, sym, off, dso, kern, addr, daddr in zip(ids, *cols):
             kern = bool(kern)
             addr = addr or 0
@@ -185,8 +185,10 @@ class Frames:
                     # fork/exec workload has its own load address) and without symoff there
                     # is no start at all, so the same function would split into one entry
                     # per address; perf's one symbol of the DSO is its name here (the first
-                    # start seen only orders the entries)
-                    start = by_name.setdefault((dso, sym), start)
+                    # start seen only orders the entries). Kernel and user stay apart
+                    # without a DSO column too (-F comm,tid,ip,sym: the kernel's strlen and
+                    # libc's are two entries for perf)
+                    start = by_name.setdefault((dso, sym, kern), start)
                 self.sym_self[i] = self.sym_chain[i] = ("s", self.short[i] or "", start, sym)
                 self.func[i] = (dso, "s", start, sym)
                 self.start[i] = start
