@@ -93,8 +93,7 @@ class Row:
         `_stext`: a symbolizer that named the first function of a section after its section,
         profile.symbols.is_marker). Such a context is never ranked: there is nothing a port
         could fix under that name."""
-        f = self.function
-        return (f.startswith("[") and f.endswith("]")) or self.marker
+        return is_pseudo(self.function)
 
     @property
     def marker(self) -> bool:
@@ -114,6 +113,12 @@ class Row:
 def _is_marker(name: str) -> bool:
     from ..profile.symbols import is_marker   # here: hpmkit.profile imports pyarrow
     return is_marker(name)
+
+
+def is_pseudo(name: str) -> bool:
+    """A frame name that names no function: `[kernel-entry]`, `[unknown]`, or a section
+    marker (Row.pseudo)."""
+    return (name.startswith("[") and name.endswith("]")) or _is_marker(name)
 
 
 @dataclass

@@ -23,15 +23,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .analyse import is_pseudo
 from .contexts import KERNEL
 from .names import same_work
 
 MIN_SHARE = 0.005   # the text report lists rows with at least 0.5 % of the workload's samples
-
-
-def _pseudo(f: str) -> bool:
-    from .analyse import _is_marker
-    return (f.startswith("[") and f.endswith("]")) or _is_marker(f)
 
 
 def _leaves(ctx: dict, fold: dict[str, str]) -> dict[str, list]:
@@ -42,7 +38,7 @@ def _leaves(ctx: dict, fold: dict[str, str]) -> dict[str, list]:
         if space != KERNEL or not path:
             continue
         f = fold.get(path[-1], path[-1])
-        if _pseudo(f):
+        if is_pseudo(f):
             continue
         e = out.setdefault(f, [0.0, 0.0, 0.0, defaultdict(float)])
         for i in range(3):
@@ -85,18 +81,26 @@ def annotate_exact(found: dict, res, src) -> int:
     if src is None or not src.any():
         return 0
     folds = (same_work(res.a.isa, res.a.kernel), same_work(res.b.isa, res.b.kernel))
+    shares: dict = {}   # exact table -> {folded kernel function: share of the workload}
+
+    def share(t, fold, f):
+        if t not in shares:
+            per, total = src.table(t)
+            acc: dict[str, float] = defaultdict(float)
+            for (space, g), v in per.items():
+                if space == KERNEL:
+                    acc[fold.get(g, g)] += v
+            shares[t] = ({g: v / total for g, v in acc.items()}, total)
+        got, total = shares[t]
+        return got.get(f, 0.0) if total else None
+
     done = 0
     for r in found["rows"]:
         wl = r["workload"]
         if wl not in src.ta or wl not in src.tb:
             continue
-        shares = []
-        for t, fold in ((src.ta[wl], folds[0]), (src.tb[wl], folds[1])):
-            per, total = src.table(t)
-            ins = sum(v for (space, f), v in per.items()
-                      if space == KERNEL and fold.get(f, f) == r["function"])
-            shares.append(ins / total if total else None)
-        r["exact"] = {"share_a": shares[0], "share_b": shares[1]}
+        r["exact"] = {"share_a": share(src.ta[wl], folds[0], r["function"]),
+                      "share_b": share(src.tb[wl], folds[1], r["function"])}
         done += 1
     return done
 
