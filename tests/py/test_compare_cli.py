@@ -91,6 +91,7 @@ def test_help_has_examples(tmp_path):
     (["rv", "--vs", "bad.ctx.tsv"], "bad.ctx.tsv: line 6: nkernel/samples/cycles/instructions must be numbers", 1),
     (["rv", "--vs", "empty"], "empty: directory holds no profiles", 1),
     (["rv", "--vs", "arm", "--min-samples", "100000"], "not enough samples: 0 matched context(s)", 1),
+    (["rv", "--vs", "arm", "--quote-within", "-0.1"], "--quote-within must be in [0, 10)", 2),
     (["rv", "--vs", "arm", "--html", "bad.ctx.tsv/r.html"], "--html bad.ctx.tsv/r.html: ", 2),
     (["rv", "--vs", "arm", "--explain", "empty"], "--explain empty: is a folder; give a file name", 2),
 ])
@@ -294,6 +295,34 @@ def test_exact_ratios_by_call_path(lab_subset, tmp_path):
     top = kern[0]
     assert (top["function"], top["workload"]) == ("memcpy", "sendfile")
     assert abs(top["exact"]["error"]) < 0.15, top["exact"]
+
+
+def test_thin_ratios_are_given_as_at_least_their_lower_bound(lab_subset, tmp_path):
+    """A ranked ratio whose 95 % interval is wider than --quote-within (0.15) is printed as
+    '>=' its lower bound; the exact counts of the same runs check both kinds of claim."""
+    p = hpmkit("compare", lab_subset / "riscv64", "--vs", lab_subset / "aarch64", "--top", "200",
+               "--json", "c.json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    d = json.loads((tmp_path / "c.json").read_text())
+    thin = [r for r in d["ranking"] if not r["quoted"]]
+    assert thin and len(thin) < len(d["ranking"])
+    for r in d["ranking"]:
+        lo, hi = r["ci95"]["instructions"]
+        assert r["quoted"] == (hi / r["ratio"]["instructions"] <= 1.15 + 1e-9), r
+        cell = f">={lo:.1f} [{lo:.1f}-{hi:.1f}]" if not r["quoted"] else \
+            f"{r['ratio']['instructions']:.2f} [{lo:.1f}-{hi:.1f}]"
+        assert f"ins {cell}" in p.stdout, cell
+    e = d["exact"]
+    assert e["quoted"] + e["bounds"] == e["with_exact"] == len(d["ranking"])
+    assert e["bounds_held"] == sum(r["exact"]["ratio"] >= r["ci95"]["instructions"][0] for r in thin)
+    assert f"given as 'at least' (thin): {e['bounds']}, the exact ratio at or above the bound " \
+        f"for {e['bounds_held']}" in p.stdout
+    # --quote-within 0 quotes every ratio (the report before this option)
+    p = hpmkit("compare", lab_subset / "riscv64", "--vs", lab_subset / "aarch64", "--top", "200",
+               "--quote-within", "0", "--json", "c0.json", cwd=tmp_path)
+    d0 = json.loads((tmp_path / "c0.json").read_text())
+    assert all(r["quoted"] for r in d0["ranking"]) and ">=" not in p.stdout
+    assert d0["exact"]["bounds"] == 0 and d0["exact"]["quoted"] == len(d0["ranking"])
 
 
 @pytest.mark.parametrize("damage", ["count", "cut"])

@@ -52,6 +52,7 @@ class Options:
     parent_levels: int = 2
     fit_cap: int = 4000
     noise_check: bool = True                    # flags must clear the ratio's 95% interval
+    quote_within: float = 0.15                  # a ratio is quoted when known within this (0: always)
 
 
 FLAT = 1e-3   # ratios that all lie within 0.1 % of each other carry no information
@@ -108,6 +109,19 @@ class Row:
             return (math.nan, math.nan)
         h = CI_Z * math.sqrt(1 / na + 1 / nb)
         return (r * math.exp(-h), r * math.exp(h))
+
+    def quoted(self, within: float) -> bool:
+        """Whether the ratio is known well enough to print as a number: its 95 % interval lies
+        within x/÷ (1 + within) of it. Otherwise the report gives the interval's lower bound
+        ("at least"), the claim the samples support: a thin side of 15-40 samples puts the
+        point estimate 20-35 % off the exact ratio (measured on ksuite), and ranking selects
+        the ones that came out high."""
+        if within <= 0:
+            return True
+        na, nb = self.a[0], self.b[0]
+        if not (na > 0 and nb > 0):
+            return False
+        return CI_Z * math.sqrt(1 / na + 1 / nb) <= math.log1p(within)
 
 
 def _is_marker(name: str) -> bool:

@@ -14,6 +14,7 @@ examples:
   hpmkit compare rv/ --vs arm/ --export-contexts bundle/   (compact *.ctx.tsv of both sides)
   hpmkit compare rv/ --vs arm/ --explain all.tsv           (every context: ratio, interval, votes, why)
   hpmkit compare rv/perf.data --vs arm/perf.data --comm myserver   (one program of system-wide recordings)
+  hpmkit compare rv/ --vs arm/ --quote-within 0.3   (quote ratios known within 30 %; thinner: ">=" bound)
 
 Inputs: profiles (NAME.hpmprof/ from hpmkit, perf.data, perf script text) or context tables
 (*.ctx.tsv); a directory stands for the profiles in it. One profile per workload per side;
@@ -24,7 +25,8 @@ Method (Wu et al.): kernel stacks split at the ISA's entry frames (data/compare/
 kernel-entry.tsv), names normalised (data/compare/normalise.tsv), contexts matched exact /
 partial (depth +/-) / parent / top-name, ratios A/B of each context's share of its run,
 outliers by robust z, LOF, ECOD, IForest, LSCP (+ SO_GAAL, LUNAR with torch), score =
-outlier rate x share x ratio summed over metrics. Details: docs/compare.md.
+outlier rate x share x ratio's lower 95 % bound summed over metrics. A ratio whose interval is
+wider than --quote-within is printed as ">=" that bound. Details: docs/compare.md.
 Exit status: 0 report written, 1 bad input or not enough samples, 2 usage.
 """
 
@@ -57,6 +59,9 @@ def add_parser(sub, raw_formatter) -> None:
                    help="ratio of each context's share of its run (default) or of raw counts")
     p.add_argument("--no-noise-check", action="store_true",
                    help="score flags even when the ratio is within sampling noise of the median")
+    p.add_argument("--quote-within", type=float, default=0.15, metavar="F",
+                   help="print a ranked ratio as a number only when its 95%% interval lies within "
+                   "x/÷ (1+F) of it, else as 'at least' its lower bound (default 0.15; 0: always)")
     p.add_argument("--truth", metavar="FILE.tsv", help="labelled known issues: report precision@k and recall@k")
     p.add_argument("--export-contexts", metavar="DIR",
                    help="also write both sides as compact context tables (A-<isa>.ctx.tsv, B-<isa>.ctx.tsv); "
@@ -93,6 +98,8 @@ def _run(args) -> int:
         raise UsageError("--min-samples must be >= 1 and --min-contexts >= 3")
     if not 0 < args.vote <= 1:
         raise UsageError("--vote must be in (0, 1]")
+    if not 0 <= args.quote_within < 10:
+        raise UsageError("--quote-within must be in [0, 10) (0.15: within 15 %)")
     from ..outputs import check
     for opt, out in (("--html", args.html), ("--json", args.json), ("--explain", args.explain)):
         check(out, opt)   # before any work; a missing folder is made when the file is written
@@ -130,7 +137,8 @@ def _run(args) -> int:
     opts = analyse.Options(
         metrics=tuple(_list(args.metrics)) if args.metrics else None, min_samples=args.min_samples,
         min_contexts=args.min_contexts, detectors=_list(args.detectors), seed=args.seed, vote=args.vote,
-        normalise=args.normalise, scope=args.scope, noise_check=not args.no_noise_check)
+        normalise=args.normalise, scope=args.scope, noise_check=not args.no_noise_check,
+        quote_within=args.quote_within)
     try:
         with paused():
             res = analyse.run(ca, cb, opts, progress=prog)

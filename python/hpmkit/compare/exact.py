@@ -155,6 +155,8 @@ def annotate(summary: dict, res, src: Exact) -> dict:
     ta, tb = src.ta, src.tb
     stats = {"rows": 0, "with_exact": 0, "by_path": 0, "not_separable": 0, "no_table": 0,
              "errors": []}
+    quoted: list[float] = []
+    bounds: list[bool] = []
     if not src.any():
         return stats
     rows = {(r.workload, r.space, r.group.anchor): r for r in res.ranked}
@@ -192,10 +194,23 @@ def annotate(summary: dict, res, src: Exact) -> dict:
         stats["with_exact"] += 1
         if err is not None:
             stats["errors"].append(err)
+            if d.get("quoted", True):
+                quoted.append(abs(err))
+            else:
+                # a thin ratio is claimed as its lower bound: the claim holds when the exact
+                # ratio is at or above it
+                lo = (d.get("ci95") or {}).get("instructions", [None])[0]
+                bounds.append(lo is not None and ratio >= lo)
     e = [abs(x) for x in stats["errors"]]
     stats["max_abs_error"] = max(e) if e else None
     stats["median_abs_error"] = sorted(e)[len(e) // 2] if e else None
     stats["within_15"] = sum(1 for x in e if x <= 0.15)
+    stats["quoted"] = len(quoted)
+    stats["quoted_max_abs_error"] = max(quoted) if quoted else None
+    stats["quoted_median_abs_error"] = sorted(quoted)[len(quoted) // 2] if quoted else None
+    stats["quoted_within_15"] = sum(1 for x in quoted if x <= 0.15)
+    stats["bounds"] = len(bounds)
+    stats["bounds_held"] = sum(bounds)
     stats["below_1_2"] = sum(1 for d in summary.get("ranking", [])
                              if (d.get("exact") or {}).get("ratio") is not None
                              and d["exact"]["ratio"] < 1.2)

@@ -42,7 +42,8 @@ JS = r"""
     tr.dataset.i = i;
     const cells = [r.rank, Number(r.score).toPrecision(4), esc(r.function), esc(r.workload),
       r.kind + ' ' + r.depth, esc(r.partial_stack.join(' \u203a ')), r.anomalous.join(', ')]
-      .concat(S.metrics.map(m => fmt(r.ratio[m]) + ' <span class=muted>[' + fmt(r.ci95[m][0]) + '\u2013' + fmt(r.ci95[m][1]) + ']</span>'))
+      .concat(S.metrics.map(m => (r.quoted === false ? '<span title="thin: the 95 % interval is too wide to quote the ratio">\u2265 ' + fmt(r.ci95[m][0]) + '</span>' : fmt(r.ratio[m]))
+        + ' <span class=muted>[' + fmt(r.ci95[m][0]) + '\u2013' + fmt(r.ci95[m][1]) + ']</span>'))
       .concat([fmt(r.samples[0], 0) + ' / ' + fmt(r.samples[1], 0)]);
     if (hasExact) cells.push(r.exact && r.exact.ratio ? '<span title="' + esc(r.exact.note) + '">' + fmt(r.exact.ratio) + '</span>'
                                      : '<span class=muted title="' + esc((r.exact || {}).note || '') + '">n/a</span>');
@@ -258,6 +259,10 @@ def render(res: Result, summary: dict) -> str:
                  + (f"; sampled vs exact: median error {100 * med:.0f} %, largest "
                     f"{100 * ex['max_abs_error']:.0f} %; {ex['below_1_2']} with an exact ratio below 1.2"
                     if med is not None else "") + ".</p>")
+        if ex.get("bounds") or ex.get("quoted"):
+            from .text import _quote_line
+            H.append(f"<p class='muted' id='quote-note'>{_e(_quote_line(ex, s['options']['quote_within']))}."
+                     "</p>")
     from .samework import lines as same_work_lines
     same = same_work_lines(s)
     if same:

@@ -27,6 +27,8 @@ def row_dict(r: Row, res: Result, detail: bool) -> dict:
         "anomalous": list(r.anomalous), "within_noise": list(r.noise),
         "ratio": {m: _num(r.ratio[m]) for m in res.metrics},
         "ci95": {m: [_num(v) for v in r.ci(m)] for m in res.metrics},
+        # false: the interval is wider than --quote-within; quote the lower bound, not the ratio
+        "quoted": r.quoted(res.options.quote_within),
         "rate": {m: _num(r.rate.get(m)) for m in res.metrics},
         "votes": {m: r.votes.get(m, []) for m in res.metrics},
         "score_parts": {m: _num(r.parts.get(m, 0.0)) for m in res.metrics},
@@ -63,7 +65,7 @@ def to_dict(res: Result, top: int, truth_eval: dict | None = None, truth=None) -
         "workloads": res.workloads, "metrics": res.metrics,
         "options": {k: getattr(res.options, k) for k in (
             "min_samples", "min_contexts", "seed", "vote", "normalise", "scope", "max_partial",
-            "parent_levels", "fit_cap", "noise_check")},
+            "parent_levels", "fit_cap", "noise_check", "quote_within")},
         "detectors": [det.LABELS[d] for d in res.detectors],
         "warnings": res.warnings,
         "coverage": {

@@ -13,6 +13,19 @@ def _table(head: list[str], rows: list[list[str]], right: set[int] = frozenset()
     return [fmt(head), fmt(["-" * x for x in w])] + [fmt(r) for r in rows]
 
 
+def _quote_line(e: dict, within: float) -> str:
+    """How the quoted ratios and the lower bounds given for thin ones fared against exact."""
+    q = e.get("quoted", 0)
+    out = (f"quoted ratios (95 % interval within {100 * within:.0f} %): {q}"
+           + (f", median error {100 * e['quoted_median_abs_error']:.0f} %, largest "
+              f"{100 * e['quoted_max_abs_error']:.0f} %, {e['quoted_within_15']} within 15 %"
+              if q else ""))
+    if e.get("bounds"):
+        out += (f"; given as 'at least' (thin): {e['bounds']}, the exact ratio at or above the "
+                f"bound for {e['bounds_held']}")
+    return out
+
+
 def render(s: dict) -> str:
     a, b = s["a"], s["b"]
     L = []
@@ -58,7 +71,10 @@ def render(s: dict) -> str:
         for i, r in enumerate(s["ranking"]):
             # the 95 % interval beside each ratio: with 10-30 samples on a side it spans a factor of
             # two or more, and a reader should see that before quoting the ratio
-            rat = "  ".join(f"{m[:3]} {_f(r['ratio'][m])} [{_f(r['ci95'][m][0], 1)}-{_f(r['ci95'][m][1], 1)}]"
+            # a thin side's ratio is given as what the samples support: at least its lower bound
+            q = r.get("quoted", True)
+            rat = "  ".join(f"{m[:3]} {_f(r['ratio'][m]) if q else '>=' + _f(r['ci95'][m][0], 1)} "
+                            f"[{_f(r['ci95'][m][0], 1)}-{_f(r['ci95'][m][1], 1)}]"
                             for m in s["metrics"])
             row = [r["rank"], f"{r['score']:.4g}", r["function"], r["workload"], f"{r['kind']} {r['depth']}",
                    " > ".join(r["partial_stack"]), ",".join(r["anomalous"]), rat,
@@ -89,6 +105,8 @@ def render(s: dict) -> str:
                         f"{100 * e['max_abs_error']:.0f} %, {e.get('within_15', 0)} within 15 %; "
                         f"{e['below_1_2']} with an exact ratio below 1.2"
                         if med is not None else ""))
+            if e.get("bounds") or (e.get("quoted") and s["options"].get("quote_within")):
+                L.append(_quote_line(e, s["options"]["quote_within"]))
         from .samework import lines as same_work_lines
         more = same_work_lines(s)
         if more:
