@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -323,6 +324,34 @@ def test_thin_ratios_are_given_as_at_least_their_lower_bound(lab_subset, tmp_pat
     d0 = json.loads((tmp_path / "c0.json").read_text())
     assert all(r["quoted"] for r in d0["ranking"]) and ">=" not in p.stdout
     assert d0["exact"]["bounds"] == 0 and d0["exact"]["quoted"] == len(d0["ranking"])
+
+
+def test_fcr_widens_the_ranked_rows_intervals_for_their_selection(lab_subset, tmp_path):
+    """--fcr: the ranked rows' intervals at level 1 - 0.05 R/m (R ranked of m rankable
+    contexts); the quoted/bound split and the bound check use them."""
+    from statistics import NormalDist
+    p = hpmkit("compare", lab_subset / "riscv64", "--vs", lab_subset / "aarch64", "--top", "200",
+               "--fcr", "--json", "c.json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    d = json.loads((tmp_path / "c.json").read_text())
+    m = d["matched_contexts"] - d["too_thin"]
+    z = NormalDist().inv_cdf(1 - 0.05 * d["ranked"] / m / 2)
+    assert d["options"]["fcr"] and abs(d["selection_z"] - z) < 1e-9 and z > 1.96
+    assert "ratio A/B [FCR 95 %]" in p.stdout and "quoted ratios (FCR-adjusted 95 % interval" in p.stdout
+    for r in d["ranking"]:
+        (lo, hi), (lo95, hi95) = r["ci_fcr"]["instructions"], r["ci95"]["instructions"]
+        assert lo < lo95 and hi > hi95
+        assert abs(math.log(hi / lo) / math.log(hi95 / lo95) - z / 1.96) < 1e-6
+        assert r["quoted"] == (hi / r["ratio"]["instructions"] <= 1.15 + 1e-9)
+    thin = [r for r in d["ranking"] if not r["quoted"]]
+    assert d["exact"]["bounds_held"] == sum(r["exact"]["ratio"] >= r["ci_fcr"]["instructions"][0]
+                                            for r in thin)
+
+
+def test_selection_z():
+    from hpmkit.compare.analyse import CI_Z, selection_z
+    assert selection_z(0, 100) == CI_Z and abs(selection_z(100, 100) - CI_Z) < 1e-3
+    assert abs(selection_z(152, 6076) - 3.228) < 1e-3     # ksuite: 152 ranked of 6,076
 
 
 @pytest.mark.parametrize("damage", ["count", "cut"])

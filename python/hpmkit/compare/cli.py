@@ -15,6 +15,7 @@ examples:
   hpmkit compare rv/ --vs arm/ --explain all.tsv           (every context: ratio, interval, votes, why)
   hpmkit compare rv/perf.data --vs arm/perf.data --comm myserver   (one program of system-wide recordings)
   hpmkit compare rv/ --vs arm/ --quote-within 0.3   (quote ratios known within 30 %; thinner: ">=" bound)
+  hpmkit compare rv/ --vs arm/ --fcr                 (intervals that hold for the ranked rows as a set)
 
 Inputs: profiles (NAME.hpmprof/ from hpmkit, perf.data, perf script text) or context tables
 (*.ctx.tsv); a directory stands for the profiles in it. One profile per workload per side;
@@ -62,6 +63,9 @@ def add_parser(sub, raw_formatter) -> None:
     p.add_argument("--quote-within", type=float, default=0.15, metavar="F",
                    help="print a ranked ratio as a number only when its 95%% interval lies within "
                    "x/÷ (1+F) of it, else as 'at least' its lower bound (default 0.15; 0: always)")
+    p.add_argument("--fcr", action="store_true",
+                   help="widen the ranked rows' intervals for having been selected (false coverage "
+                   "rate, Benjamini-Yekutieli): bounds and quoted ratios that hold after ranking")
     p.add_argument("--truth", metavar="FILE.tsv", help="labelled known issues: report precision@k and recall@k")
     p.add_argument("--export-contexts", metavar="DIR",
                    help="also write both sides as compact context tables (A-<isa>.ctx.tsv, B-<isa>.ctx.tsv); "
@@ -138,7 +142,7 @@ def _run(args) -> int:
         metrics=tuple(_list(args.metrics)) if args.metrics else None, min_samples=args.min_samples,
         min_contexts=args.min_contexts, detectors=_list(args.detectors), seed=args.seed, vote=args.vote,
         normalise=args.normalise, scope=args.scope, noise_check=not args.no_noise_check,
-        quote_within=args.quote_within)
+        quote_within=args.quote_within, fcr=args.fcr)
     try:
         with paused():
             res = analyse.run(ca, cb, opts, progress=prog)

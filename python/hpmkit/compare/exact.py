@@ -199,7 +199,7 @@ def annotate(summary: dict, res, src: Exact) -> dict:
             else:
                 # a thin ratio is claimed as its lower bound: the claim holds when the exact
                 # ratio is at or above it
-                lo = (d.get("ci95") or {}).get("instructions", [None])[0]
+                lo = (d.get("ci_fcr") or d.get("ci95") or {}).get("instructions", [None])[0]
                 bounds.append(lo is not None and ratio >= lo)
     e = [abs(x) for x in stats["errors"]]
     stats["max_abs_error"] = max(e) if e else None

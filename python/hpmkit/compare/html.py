@@ -42,8 +42,9 @@ JS = r"""
     tr.dataset.i = i;
     const cells = [r.rank, Number(r.score).toPrecision(4), esc(r.function), esc(r.workload),
       r.kind + ' ' + r.depth, esc(r.partial_stack.join(' \u203a ')), r.anomalous.join(', ')]
-      .concat(S.metrics.map(m => (r.quoted === false ? '<span title="thin: the 95 % interval is too wide to quote the ratio">\u2265 ' + fmt(r.ci95[m][0]) + '</span>' : fmt(r.ratio[m]))
-        + ' <span class=muted>[' + fmt(r.ci95[m][0]) + '\u2013' + fmt(r.ci95[m][1]) + ']</span>'))
+      .concat(S.metrics.map(m => { const ci = (r.ci_fcr || r.ci95)[m];
+        return (r.quoted === false ? '<span title="thin: the interval is too wide to quote the ratio">\u2265 ' + fmt(ci[0]) + '</span>' : fmt(r.ratio[m]))
+        + ' <span class=muted>[' + fmt(ci[0]) + '\u2013' + fmt(ci[1]) + ']</span>'; }))
       .concat([fmt(r.samples[0], 0) + ' / ' + fmt(r.samples[1], 0)]);
     if (hasExact) cells.push(r.exact && r.exact.ratio ? '<span title="' + esc(r.exact.note) + '">' + fmt(r.exact.ratio) + '</span>'
                                      : '<span class=muted title="' + esc((r.exact || {}).note || '') + '">n/a</span>');
@@ -242,7 +243,8 @@ def render(res: Result, summary: dict) -> str:
          f"min samples {s['options']['min_samples']} per side; seed {s['options']['seed']}</p>"]
     for w_ in s["warnings"]:
         H.append(f'<p class="warn">warning: {_e(w_)}</p>')
-    heads = "".join(f"<th>{_e(m)} A/B [95%]</th>" for m in s["metrics"])
+    heads = "".join(f"<th>{_e(m)} A/B [{'FCR ' if s['options'].get('fcr') else ''}95%]</th>"
+                    for m in s["metrics"])
     ex = s.get("exact") or {}
     known = ("<th>exact ins A/B</th>" if ex.get("with_exact") else "") + \
         ("<th title=\"the function most of A's samples of the context are in, when it is not the "
@@ -261,7 +263,8 @@ def render(res: Result, summary: dict) -> str:
                     if med is not None else "") + ".</p>")
         if ex.get("bounds") or ex.get("quoted"):
             from .text import _quote_line
-            H.append(f"<p class='muted' id='quote-note'>{_e(_quote_line(ex, s['options']['quote_within']))}."
+            H.append(f"<p class='muted' id='quote-note'>"
+                     f"{_e(_quote_line(ex, s['options']['quote_within'], s['options'].get('fcr')))}."
                      "</p>")
     from .samework import lines as same_work_lines
     same = same_work_lines(s)

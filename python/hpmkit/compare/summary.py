@@ -28,7 +28,7 @@ def row_dict(r: Row, res: Result, detail: bool) -> dict:
         "ratio": {m: _num(r.ratio[m]) for m in res.metrics},
         "ci95": {m: [_num(v) for v in r.ci(m)] for m in res.metrics},
         # false: the interval is wider than --quote-within; quote the lower bound, not the ratio
-        "quoted": r.quoted(res.options.quote_within),
+        "quoted": r.quoted(res.options.quote_within, res.selection_z),
         "rate": {m: _num(r.rate.get(m)) for m in res.metrics},
         "votes": {m: r.votes.get(m, []) for m in res.metrics},
         "score_parts": {m: _num(r.parts.get(m, 0.0)) for m in res.metrics},
@@ -37,6 +37,9 @@ def row_dict(r: Row, res: Result, detail: bool) -> dict:
         "samples": [_num(r.a[0]), _num(r.b[0])],
         "cycles": [_num(r.a[1]), _num(r.b[1])], "instructions": [_num(r.a[2]), _num(r.b[2])],
     }
+    if res.options.fcr:
+        # the interval the report shows and bounds by: adjusted for the selection (--fcr)
+        d["ci_fcr"] = {m: [_num(v) for v in r.ci(m, res.selection_z)] for m in res.metrics}
     if detail:
         ca = res.a.by_workload[r.workload]
         cb = res.b.by_workload[r.workload]
@@ -65,7 +68,8 @@ def to_dict(res: Result, top: int, truth_eval: dict | None = None, truth=None) -
         "workloads": res.workloads, "metrics": res.metrics,
         "options": {k: getattr(res.options, k) for k in (
             "min_samples", "min_contexts", "seed", "vote", "normalise", "scope", "max_partial",
-            "parent_levels", "fit_cap", "noise_check", "quote_within")},
+            "parent_levels", "fit_cap", "noise_check", "quote_within", "fcr")},
+        "selection_z": _num(res.selection_z),
         "detectors": [det.LABELS[d] for d in res.detectors],
         "warnings": res.warnings,
         "coverage": {

@@ -13,10 +13,11 @@ def _table(head: list[str], rows: list[list[str]], right: set[int] = frozenset()
     return [fmt(head), fmt(["-" * x for x in w])] + [fmt(r) for r in rows]
 
 
-def _quote_line(e: dict, within: float) -> str:
+def _quote_line(e: dict, within: float, fcr: bool = False) -> str:
     """How the quoted ratios and the lower bounds given for thin ones fared against exact."""
     q = e.get("quoted", 0)
-    out = (f"quoted ratios (95 % interval within {100 * within:.0f} %): {q}"
+    out = (f"quoted ratios ({'FCR-adjusted ' if fcr else ''}95 % interval within "
+           f"{100 * within:.0f} %): {q}"
            + (f", median error {100 * e['quoted_median_abs_error']:.0f} %, largest "
               f"{100 * e['quoted_max_abs_error']:.0f} %, {e['quoted_within_15']} within 15 %"
               if q else ""))
@@ -73,8 +74,9 @@ def render(s: dict) -> str:
             # two or more, and a reader should see that before quoting the ratio
             # a thin side's ratio is given as what the samples support: at least its lower bound
             q = r.get("quoted", True)
-            rat = "  ".join(f"{m[:3]} {_f(r['ratio'][m]) if q else '>=' + _f(r['ci95'][m][0], 1)} "
-                            f"[{_f(r['ci95'][m][0], 1)}-{_f(r['ci95'][m][1], 1)}]"
+            ci = r.get("ci_fcr") or r["ci95"]
+            rat = "  ".join(f"{m[:3]} {_f(r['ratio'][m]) if q else '>=' + _f(ci[m][0], 1)} "
+                            f"[{_f(ci[m][0], 1)}-{_f(ci[m][1], 1)}]"
                             for m in s["metrics"])
             row = [r["rank"], f"{r['score']:.4g}", r["function"], r["workload"], f"{r['kind']} {r['depth']}",
                    " > ".join(r["partial_stack"]), ",".join(r["anomalous"]), rat,
@@ -88,7 +90,8 @@ def render(s: dict) -> str:
             if hits is not None:
                 row.append("yes" if hits[i] else "")
             rows.append(row)
-        head = ["#", "score", "function", "workload", "match", "partial stack", "anomalous", "ratio A/B [95 %]", "samples"]
+        head = ["#", "score", "function", "workload", "match", "partial stack", "anomalous",
+                "ratio A/B [FCR 95 %]" if s["options"].get("fcr") else "ratio A/B [95 %]", "samples"]
         if has_exact:
             head.append("exact ins A/B")
         head.append("A mostly in")
@@ -106,7 +109,7 @@ def render(s: dict) -> str:
                         f"{e['below_1_2']} with an exact ratio below 1.2"
                         if med is not None else ""))
             if e.get("bounds") or (e.get("quoted") and s["options"].get("quote_within")):
-                L.append(_quote_line(e, s["options"]["quote_within"]))
+                L.append(_quote_line(e, s["options"]["quote_within"], s["options"].get("fcr")))
         from .samework import lines as same_work_lines
         more = same_work_lines(s)
         if more:
