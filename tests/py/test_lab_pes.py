@@ -378,24 +378,41 @@ def test_taken_branches_are_branches_that_jumped(arch, tmp_path):
     print(f"{arch}: {len(ss)} samples, {taken} taken of {branches} branches")
 
 
+def _before_power_off(path):
+    """The records of a recording up to init's power-off: the trailing samples of pid 1
+    (init after the command, the kernel's power-off path, and on riscv64 OpenSBI's hang loop
+    after the shutdown request) are cut off and returned apart."""
+    _, recs = perf_file(path)
+    k = len(recs)
+    while k and recs[k - 1][0] == 9 and struct.unpack_from("<I", recs[k - 1][2], 16)[0] == 1:
+        k -= 1
+    return recs[:k], recs[k:]
+
+
 def test_same_execution_gives_identical_files(arch, tmp_path):
-    """The output depends on the guest's execution only. QEMU's icount runs are not exactly
-    repeatable during boot (a few hundred instructions differ between boots, with or without
-    a plugin), so one boot is recorded (QEMU record/replay) and replayed: two replays write
-    byte-identical perf.data; the full mode (with exact counts: a callback per block) takes
-    exactly the same samples as the fast mode (inline counters), byte for byte."""
+    """The output depends on the guest's execution only. One boot is recorded (QEMU
+    record/replay) and replayed: two replays write the same records, byte for byte, up to
+    init's power-off; the full mode (with exact counts: a callback per block) takes exactly
+    the same samples as the fast mode (inline counters). After the guest's shutdown request a
+    replay runs on until QEMU's main loop stops it, which depends on the host's timing
+    (measured on riscv64, where OpenSBI then waits in a loop: 2 of 6 replays ran 2,906
+    instructions longer, one more sample of init). A recording's profile keeps the command's
+    own samples only, and plain boots (no replay) repeat whole files (test_lab_suite.py)."""
     g = Guest(arch, ["hpm-loop", 1_000_000], tmp_path)
     rr = tmp_path / "rr.bin"
     p = g.boot(icount=f"shift=0,sleep=off,rr=record,rrfile={rr}")
     assert p.returncode == 0, p.stderr.decode()
-    files = []
+    runs = []
     for k, extra in enumerate([{}, {}, {"exact": tmp_path / "x.tsv"}]):
         out = tmp_path / f"r{k}.data"
         g.run(icount=f"shift=0,sleep=off,rr=replay,rrfile={rr}", out=out, seed=11, **extra)
-        files.append(out.read_bytes())
-    assert files[0] == files[1]
-    assert files[2] == files[0]
-    assert b"hpmpes" in files[0] and b"PERFILE2" == files[0][:8]
+        data = out.read_bytes()
+        assert b"hpmpes" in data and b"PERFILE2" == data[:8]
+        runs.append(_before_power_off(out))
+    (first, tail), rest = runs[0], runs[1:]
+    assert len(first) > 1000 and len(tail) < 50, (len(first), len(tail))
+    for recs, t in rest:
+        assert recs == first and len(t) < 50
 
 
 def test_sampled_shares_match_exact_shares(arch, tmp_path):
