@@ -80,6 +80,16 @@ def test_reached_entries_and_recall_over_them():
     ev = truth.evaluate([_row("sys_read>memcpy", workload="w")], entries, ks=(1,), reached_names=reached)
     assert ev["reached"] == [0, 1] and ev["found"] == [0]
     assert ev["k"][0]["recall"] == pytest.approx(1 / 3) and ev["k"][0]["recall_reached"] == 0.5
+    # a hit through B's frames merged into a context (arm64's clear_page below a fault whose
+    # A side shows only memset) reaches the entry: found implies reached
+    b_deeper = _row("w>do_page_fault", "partial", b=["w>do_page_fault>clear_page"], workload="w")
+    ev = truth.evaluate([_row("sys_read>memcpy", workload="w"), b_deeper], entries, ks=(1,),
+                        reached_names=reached)
+    assert ev["found"] == [0, 2] and ev["reached"] == [0, 1, 2]
+    assert [x["k"] for x in ev["k"]] == [1, "all"]
+    assert ev["k"][0]["recall_reached"] == pytest.approx(1 / 3)
+    assert ev["k"][1] == {"k": "all", "ranked": 2, "hits": 2, "precision": 1.0,
+                          "recall": pytest.approx(2 / 3), "recall_reached": pytest.approx(2 / 3)}
 
 
 def test_a_rich_list_without_slower_rows_is_an_error(tmp_path):

@@ -127,9 +127,12 @@ def test_compare_on_the_bundled_suite_is_stable_and_finds_known_issues(tmp_path)
     # #10 is vm_area_dup when mprotect splits a mapping: x5.8 by exact count, not labelled
     assert at[10]["hits"] == 9 and d["ranking"][9]["function"] == "vm_area_dup"
     assert d["ranking"][9]["exact"]["ratio"] > 5
-    # over all 152 ranked contexts: 9 of the 18 entries, 7 of the 12 the workloads reach
-    assert len(d["truth"]["found"]) == 9
-    assert len(set(d["truth"]["found"]) & set(d["truth"]["reached"])) == 7 == len(d["truth"]["reached"]) - 5
+    # over all 152 ranked contexts: 9 of the 18 entries, of the 14 the workloads reach (12
+    # by riscv64's frames; copy_page and raw_copy_from_user by hits through arm64's frames
+    # and riscv64's one copy routine); an entry that is found is reached
+    assert len(d["truth"]["found"]) == 9 and len(d["truth"]["reached"]) == 14
+    assert set(d["truth"]["found"]) <= set(d["truth"]["reached"])
+    assert at["all"]["ranked"] == 152 and at["all"]["recall_reached"] == 9 / 14
     # riscv64's slow get_user_pages (no HAVE_FAST_GUP in 6.1) is in no ratio: sem-posix's
     # page-table walk has no arm64 sample. The work only riscv64 does lists it, and the
     # exact per-function counts of the same runs agree: the sampled share within 10 % of the

@@ -160,7 +160,8 @@ def _run(args) -> int:
         if missing:
             res.warnings.append(
                 f"truth: {len(missing)} of {len(truth)} entries are in no kernel context of {ca.isa or 'A'} "
-                f"(not reached by these workloads, or inlined under another name): "
+                f"and in no ranked context (not reached by these workloads, or inlined under another "
+                f"name): "
                 + ", ".join(t.function for t in missing[:6]) + (" ..." if len(missing) > 6 else ""))
         wls = set(res.workloads)
         narrow = [t for t in truth if t.workload is not None and t.workload not in wls]

@@ -332,8 +332,8 @@ def render(res: Result, summary: dict) -> str:
     H.append("</table>")
     t = s.get("truth")
     if t:
-        H.append(f"<h2>Against the truth list ({len(t['entries'])} known issues, {len(t['reached'])} in A's kernel "
-                 "contexts)</h2><p>A hit needs the labelled function (or another name of its code) among the "
+        H.append(f"<h2>Against the truth list ({len(t['entries'])} known issues, {len(t['reached'])} reached: in A's "
+                 "kernel contexts or hit)</h2><p>A hit needs the labelled function (or another name of its code) among the "
                  "ranked context's own frames, in any workload.</p><table><tr><th>k</th><th>ranked</th>"
                  "<th>hits</th><th>precision@k</th><th>recall@k</th><th>recall@k of reached</th></tr>")
         for x in t["at_k"]:

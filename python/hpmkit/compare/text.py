@@ -129,7 +129,7 @@ def render(s: dict) -> str:
     if t:
         L.append("")
         L.append(f"Against the truth list ({len(t['entries'])} known issues, {len(t['reached'])} of them "
-                 "in A's kernel contexts; a hit needs the labelled function in the context's own frames)")
+                 "reached: in A's kernel contexts or hit; a hit needs the labelled function in the context's own frames)")
         L += _table(["k", "ranked", "hits", "precision@k", "recall@k", "recall@k of reached"],
                     [[x["k"], x["ranked"], x["hits"], _f(x["precision"]), _f(x["recall"]),
                       _f(x["recall_reached"])] for x in t["at_k"]],

@@ -19,7 +19,8 @@ context `[kernel-entry]` holds side A's entry code (data/compare/kernel-entry.ts
 hits an entry naming one of A's entry frames (handle_exception on riscv64).
 precision@k = hits among the top k / k; recall@k = entries hit by the top k / entries;
 `reached` = entries whose function is in some kernel context of side A at all (a workload
-that never runs the code cannot find it), with recall over those.
+that never runs the code cannot find it), or that a ranked context hits, with recall over
+those; a last row, k = "all", scores the whole ranking.
 
 The richer list of data/compare/known-riscv64-slower.tsv is read too (header starting
 `function<TAB>aliases<TAB>label`): an entry matches its function or any of its aliases; its
@@ -146,11 +147,17 @@ def evaluate(ranked, truth: list[Truth], ks=(5, 10, 15, 20, 25), *, entry_names:
     [kernel-entry] stands for); reached_names: every frame of side A's kernel contexts (None:
     not known, every entry counts as reached)."""
     per_row = [hits(r, truth, entry_names) for r in ranked]
+    found = sorted({i for h in per_row for i in h})
+    # an entry a ranked context hits is reached, even when A's frames never name it: the hit
+    # can come from B's frames merged into the context (arm64's copy_page below wp_page_copy,
+    # whose riscv64 work is memcpy) or from a second name of one address (riscv64's
+    # copy_from_user is raw_copy_to_user); leaving them out would make such a hit count for
+    # nothing in recall over reached
     reached = [i for i, t in enumerate(truth)
-               if reached_names is None or t.names() & reached_names]
+               if reached_names is None or t.names() & reached_names or i in found]
     table = []
-    for k in ks:
-        top = per_row[:k]
+    for k in (*ks, "all"):   # "all": the whole ranking, however long
+        top = per_row if k == "all" else per_row[:k]
         n = len(top)
         hit_rows = sum(1 for h in top if h)
         covered = {i for h in top for i in h}
@@ -158,7 +165,6 @@ def evaluate(ranked, truth: list[Truth], ks=(5, 10, 15, 20, 25), *, entry_names:
                       "precision": hit_rows / n if n else None,
                       "recall": len(covered) / len(truth),
                       "recall_reached": len(covered & set(reached)) / len(reached) if reached else None})
-    found = sorted({i for h in per_row for i in h})
     return {"k": table, "rows": per_row, "found": found, "reached": reached,
             "missed": [i for i in range(len(truth)) if i not in set(found)]}
 
