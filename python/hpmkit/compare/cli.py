@@ -182,8 +182,13 @@ def _run(args) -> int:
     from . import onesided
     s["one_sided"] = onesided.find(res)
     onesided.annotate_exact(s["one_sided"], res, src)
+    from . import byfunction
+    s["by_function"] = byfunction.find(res)
+    if byfunction.annotate_exact(s["by_function"], res, src):
+        s["by_function"]["exact_check"] = byfunction.check(s["by_function"])
     if truth is not None:
         s["truth"]["one_sided"] = onesided.truth_hits(s["one_sided"], truth, ev["missed"])
+        s["truth"]["by_function"] = byfunction.truth_hits(s["by_function"], truth, ev["missed"])
     if args.json:
         import json
         inputs.atomic_write(Path(args.json), json.dumps(s, indent=1) + "\n", "--json")

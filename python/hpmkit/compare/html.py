@@ -305,6 +305,7 @@ def render(res: Result, summary: dict) -> str:
         H.append(f"<div style='display:inline-block;margin-right:12px'><b>{_e(m)}</b><br>{scatter_svg(res, m)}</div>")
     H.append("</div>")
     H += _one_sided(s)
+    H += _by_function(s)
     c = s["coverage"]
     H.append("<h2>Context matching (tables 3 and 4)</h2><table><tr><th>side</th><th>kernel contexts</th><th>with stack</th>"
              "<th>matched</th><th>matched with stack</th>" + "".join(f"<th>{_e(k)}</th>" for k in c["by_kind"]) + "</tr>")
@@ -377,6 +378,35 @@ def _one_sided(s: dict) -> list[str]:
         H.append(f"<tr><td>{_e(r['workload'])}</td><td>{_e(r['function'])}{'' if r['b_has_it'] else ' *'}</td>"
                  f"<td class=n>{r['samples'][0]:.0f} / {r['samples'][1]:.0f}</td><td class=n>{pct(r['share'][0])}</td>"
                  + (f"<td class=n>{pct(e.get('share_a'))}</td><td class=n>{pct(e.get('share_b'), 2)}</td>" if ex else "")
+                 + f"<td>{_e(' > '.join(r['via']))}</td></tr>")
+    H.append("</table>")
+    return H
+
+
+def _by_function(s: dict) -> list[str]:
+    """The functions A spends a larger share of a workload in (byfunction.py)."""
+    o = s.get("by_function") or {}
+    rows = o.get("rows") or []
+    if not rows:
+        return []
+    a, b = s["a"]["isa"] or "A", s["b"]["isa"] or "B"
+    ex = any(r.get("exact") for r in rows)
+    c = o.get("exact_check")
+    H = [f"<h2>Functions {_e(a)} spends more of a workload in ({len(rows)} rows)</h2><p class='muted'>"
+         f"{_e(o['metric'])} share of the sampled function (its callers aside), {_e(a)}/{_e(b)} at least "
+         f"×{o['floor']:g} at the lower end of an interval widened for picking {len(rows)} of "
+         f"{o['candidates']} (z {o['z']:.2f}); by the extra share of the workload."
+         + (f" Exact counts of the same runs: ×{o['floor']:g} or more for {c['at_least_floor']} of "
+            f"{c['with_exact']}, inside the interval for {c['inside_interval']}." if c else "")
+         + "</p><table><tr><th>workload</th><th>function</th><th>samples A / B</th><th>% of A</th>"
+         "<th>% of B</th><th>ratio [interval]</th>" + ("<th>exact</th>" if ex else "") + "<th>mostly below</th></tr>"]
+    for r in rows:
+        e = (r.get("exact") or {}).get("ratio")
+        H.append(f"<tr><td>{_e(r['workload'])}</td><td>{_e(r['function'])}</td>"
+                 f"<td class=n>{r['samples'][0]:.0f} / {r['samples'][1]:.0f}</td>"
+                 f"<td class=n>{100 * r['share'][0]:.1f}</td><td class=n>{100 * r['share'][1]:.1f}</td>"
+                 f"<td class=n>{r['ratio']:.2f} [{r['ci'][0]:.2f}–{r['ci'][1]:.2f}]</td>"
+                 + (f"<td class=n>{'-' if e is None else f'{e:.2f}'}</td>" if ex else "")
                  + f"<td>{_e(' > '.join(r['via']))}</td></tr>")
     H.append("</table>")
     return H

@@ -75,32 +75,39 @@ def find(res, min_samples: int | None = None) -> dict:
     return {"rows": rows, "min_samples": n}
 
 
-def annotate_exact(found: dict, res, src) -> int:
-    """Add row["exact"] = {"share_a", "share_b"} from the per-function exact tables (the
-    function's own instructions over all of the workload's) where both sides have them."""
-    if src is None or not src.any():
-        return 0
-    folds = (same_work(res.a.isa, res.a.kernel), same_work(res.b.isa, res.b.kernel))
-    shares: dict = {}   # exact table -> {folded kernel function: share of the workload}
+def exact_shares(src, res, wl: str, f: str) -> tuple[float | None, float | None] | None:
+    """Exact (share of A's workload, share of B's) of kernel function `f`'s own instructions,
+    same-work names folded, from the lab's per-function tables; None where a side has none."""
+    if src is None or wl not in src.ta or wl not in src.tb:
+        return None
+    cache = src.__dict__.setdefault("_function_shares", {})   # exact table -> ({f: share}, total)
 
-    def share(t, fold, f):
-        if t not in shares:
+    def share(t, side):
+        if t not in cache:
+            fold = same_work(side.isa, side.kernel)
             per, total = src.table(t)
             acc: dict[str, float] = defaultdict(float)
             for (space, g), v in per.items():
                 if space == KERNEL:
                     acc[fold.get(g, g)] += v
-            shares[t] = ({g: v / total for g, v in acc.items()}, total)
-        got, total = shares[t]
+            cache[t] = ({g: v / total for g, v in acc.items()} if total else {}, total)
+        got, total = cache[t]
         return got.get(f, 0.0) if total else None
 
+    return share(src.ta[wl], res.a), share(src.tb[wl], res.b)
+
+
+def annotate_exact(found: dict, res, src) -> int:
+    """Add row["exact"] = {"share_a", "share_b"} from the per-function exact tables (the
+    function's own instructions over all of the workload's) where both sides have them."""
+    if src is None or not src.any():
+        return 0
     done = 0
     for r in found["rows"]:
-        wl = r["workload"]
-        if wl not in src.ta or wl not in src.tb:
+        e = exact_shares(src, res, r["workload"], r["function"])
+        if e is None:
             continue
-        r["exact"] = {"share_a": share(src.ta[wl], folds[0], r["function"]),
-                      "share_b": share(src.tb[wl], folds[1], r["function"])}
+        r["exact"] = {"share_a": e[0], "share_b": e[1]}
         done += 1
     return done
 

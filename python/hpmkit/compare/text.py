@@ -121,7 +121,11 @@ def render(s: dict) -> str:
              f"samples on a side); {s['within_noise']} flag(s) within sampling noise; unmatched (A/B): "
              + ", ".join(f"{wl} {u[0]}/{u[1]}" for wl, u in s["unmatched"].items()))
     from .onesided import lines as one_sided_lines
+    from .byfunction import lines as by_function_lines
     more = one_sided_lines(s)
+    fn = by_function_lines(s)
+    if fn:
+        more += ([""] if more else []) + fn
     if more:
         L.append("")
         L += more
@@ -140,4 +144,8 @@ def render(s: dict) -> str:
             L.append(f"of those, in the work only {a['isa'] or 'A'} does: " + ", ".join(
                 f"{t['entries'][int(i)]['function']} ({h['function']} in {h['workload']})"
                 for i, h in t["one_sided"].items()))
+        if t.get("by_function"):
+            L.append(f"of those, among the functions {a['isa'] or 'A'} spends more in: " + ", ".join(
+                f"{t['entries'][int(i)]['function']} ({h['function']} in {h['workload']})"
+                for i, h in t["by_function"].items()))
     return "\n".join(L) + "\n"
