@@ -13,6 +13,7 @@ import pytest
 
 from hpmkit.compare import analyse, byfunction, summary, text, truth
 from hpmkit.compare.contexts import Contexts
+from test_compare_support import ExactTables
 
 K = "kernel"
 
@@ -61,25 +62,11 @@ def test_functions_with_a_ratio_of_at_least_1_2_by_their_interval_are_listed():
     assert [x["function"] for x in byfunction.find(_res(), floor=2.5)["rows"]] == ["memset"]
 
 
-class _Src:
-    """exact.Exact's interface, per-function tables only."""
-
-    def __init__(self, a, b):
-        self.ta, self.tb = {"w": "a"}, {"w": "b"}
-        self._t = {"a": a, "b": b}
-
-    def any(self):
-        return True
-
-    def table(self, t):
-        return self._t[t]
-
-
 def test_rows_are_checked_against_exact_per_function_counts():
     res = _res()
     got = byfunction.find(res)
-    src = _Src(({(K, "finish_task_switch"): 590.0, (K, "memset"): 400.0}, 10000.0),
-               ({(K, "finish_task_switch"): 310.0, (K, "clear_page"): 40.0, (K, "memset"): 60.0}, 10000.0))
+    src = ExactTables("w", ({(K, "finish_task_switch"): 590.0, (K, "memset"): 400.0}, 10000.0),
+                      ({(K, "finish_task_switch"): 310.0, (K, "clear_page"): 40.0, (K, "memset"): 60.0}, 10000.0))
     assert byfunction.annotate_exact(got, res, src) == 2
     ex = {r["function"]: r["exact"] for r in got["rows"]}
     assert ex["finish_task_switch"]["ratio"] == pytest.approx(590 / 310)

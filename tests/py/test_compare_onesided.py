@@ -13,6 +13,7 @@ import numpy as np
 from conftest import ROOT
 from hpmkit.compare import analyse, onesided, summary, text, truth
 from hpmkit.compare.contexts import Contexts
+from test_compare_support import ExactTables
 
 HPMKIT = ROOT / ".venv" / "bin" / "hpmkit"
 K = "kernel"
@@ -93,25 +94,12 @@ def test_missed_truth_entries_named_by_a_row_are_reported(tmp_path):
     assert onesided.truth_hits(got, entries, [1]) == {}
 
 
-class _Src:
-    """exact.Exact's interface, per-function tables only."""
-
-    def __init__(self, a, b):
-        self.ta, self.tb = {"sem": "a"}, {"sem": "b"}
-        self._t = {"a": a, "b": b}
-
-    def any(self):
-        return True
-
-    def table(self, t):
-        return self._t[t]
-
-
 def test_exact_shares_come_from_the_per_function_tables():
     res = _run(*_ab())
     got = onesided.find(res)
-    src = _Src(({(K, "follow_page_mask"): 1400.0, (K, "mtree_load"): 700.0, ("user", "mtree_load"): 99.0}, 10000.0),
-               ({(K, "follow_page_mask"): 3.0}, 12000.0))
+    src = ExactTables("sem",
+                      ({(K, "follow_page_mask"): 1400.0, (K, "mtree_load"): 700.0, ("user", "mtree_load"): 99.0}, 10000.0),
+                      ({(K, "follow_page_mask"): 3.0}, 12000.0))
     assert onesided.annotate_exact(got, res, src) == 3
     ex = {r["function"]: r["exact"] for r in got["rows"]}
     assert ex["follow_page_mask"] == {"share_a": 0.14, "share_b": 0.00025}

@@ -61,3 +61,18 @@ def tables(*, seed: int = 1, slow: dict[str, float] | None = None, base_ratio: f
             t.add(wl, ["_start", "__libc_start_main", "main", "spin"], 0, samples=round(cyc / period),
                   cycles=cyc, instructions=cyc / 1.1)
     return a, b
+
+
+class ExactTables:
+    """exact.Exact's interface with per-function tables only: `a`, `b` are (table, total) of
+    one workload, as exact.read_table gives them."""
+
+    def __init__(self, workload: str, a, b):
+        self.ta, self.tb = {workload: "a"}, {workload: "b"}
+        self._t = {"a": a, "b": b}
+
+    def any(self):
+        return True
+
+    def table(self, t):
+        return self._t[t]
