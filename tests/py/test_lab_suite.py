@@ -159,7 +159,12 @@ def test_compare_on_the_bundled_suite_is_stable_and_finds_known_issues(tmp_path)
     fts_i = [i for i, e in enumerate(d["truth"]["entries"]) if e["function"] == "finish_task_switch"][0]
     assert d["truth"]["by_function"][str(fts_i)]["workload"] == "ctxswitch"
     assert (tmp_path / "c.html").stat().st_size > 10000
-    assert "<h2>Functions riscv64 spends more of a workload in (133 rows)" in (tmp_path / "c.html").read_text()
+    page = (tmp_path / "c.html").read_text()
+    assert "<h2>Functions riscv64 spends more of a workload in (133 rows)" in page
+    # the truth table says where the report shows each entry
+    assert "finish_task_switch</td><td>ctxswitch,futex,pipe,sem-posix,sem-sysv</td><td>yes</td>" \
+           "<td>functions A spends more in</td>" in page
+    assert "<td>work only A does; functions A spends more in</td>" in page   # get_user_pages_fast
 
 
 def test_seed001_table6_rows_are_measured_on_the_suite():

@@ -346,7 +346,7 @@ def render(res: Result, summary: dict) -> str:
         for i, e in enumerate(t["entries"]):
             H.append(f"<tr><td>{_e(e['function'])}</td><td>{_e(e['workload'] or '*')}</td>"
                      f"<td>{'yes' if i in t['reached'] else 'no'}</td>"
-                     f"<td>{'yes' if i in t['found'] else 'no'}</td><td>{_e(e['reason'])}</td><td>{_e(e['evidence'])}</td></tr>")
+                     f"<td>{_found_by(t, i)}</td><td>{_e(e['reason'])}</td><td>{_e(e['evidence'])}</td></tr>")
         H.append("</table>")
     data = json.dumps(s, separators=(",", ":")).replace("</", "<\\/")
     H.append(f'<script type="application/json" id="summary">{data}</script><script>{JS}</script></body></html>')
@@ -410,3 +410,12 @@ def _by_function(s: dict) -> list[str]:
                  + f"<td>{_e(' > '.join(r['via']))}</td></tr>")
     H.append("</table>")
     return H
+
+
+def _found_by(t: dict, i: int) -> str:
+    """Where the report shows truth entry i: the ranking, else one of the per-function tables."""
+    if i in t["found"]:
+        return "ranked"
+    by = [name for key, name in (("one_sided", "work only A does"), ("by_function", "functions A spends more in"))
+          if str(i) in (t.get(key) or {}) or i in (t.get(key) or {})]
+    return _e("; ".join(by)) if by else "no"
