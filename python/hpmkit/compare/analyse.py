@@ -105,12 +105,7 @@ class Row:
     def ci(self, metric: str, z: float = None) -> tuple[float, float]:
         """Approximate 95% interval of the ratio from sampling noise (Poisson counts); z: the
         normal quantile of another level (Result.selection_z)."""
-        r = self.ratio.get(metric, math.nan)
-        na, nb = self.a[0], self.b[0]
-        if not (na > 0 and nb > 0 and r > 0 and math.isfinite(r)):
-            return (math.nan, math.nan)
-        h = (z or CI_Z) * math.sqrt(1 / na + 1 / nb)
-        return (r * math.exp(-h), r * math.exp(h))
+        return interval(self.ratio.get(metric, math.nan), self.a[0], self.b[0], z)
 
     def quoted(self, within: float, z: float = None) -> bool:
         """Whether the ratio is known well enough to print as a number: its 95 % interval lies
@@ -124,6 +119,15 @@ class Row:
         if not (na > 0 and nb > 0):
             return False
         return (z or CI_Z) * math.sqrt(1 / na + 1 / nb) <= math.log1p(within)
+
+
+def interval(r: float, na: float, nb: float, z: float = None) -> tuple[float, float]:
+    """Interval of a ratio of two sampled shares from the sample counts behind them (Poisson
+    counts, on the log scale); z: the normal quantile (default 95 %)."""
+    if not (na > 0 and nb > 0 and r > 0 and math.isfinite(r)):
+        return (math.nan, math.nan)
+    h = (z or CI_Z) * math.sqrt(1 / na + 1 / nb)
+    return (r * math.exp(-h), r * math.exp(h))
 
 
 def _is_marker(name: str) -> bool:

@@ -20,11 +20,12 @@ shares of both sides and their ratio. Functions B does not run (too few samples)
 """
 from __future__ import annotations
 
-import math
+from statistics import median
 
-from .analyse import CI_Z, selection_z
+from .analyse import interval, selection_z
 from .names import same_work
-from .onesided import MIN_SHARE, _leaves, exact_shares
+from .onesided import MIN_SHARE, _leaves, exact_shares, truth_hits  # noqa: F401 (truth_hits: the
+# same question of this table's rows, each of MIN_SHARE or more)
 
 FLOOR = 1.2   # the ratio a listed function is at least (the ranking's "real by exact count")
 
@@ -54,17 +55,15 @@ def find(res, min_samples: int | None = None, floor: float = FLOOR) -> dict:
                          "share": [sa, sb], "ratio": sa / sb, "via": list(via),
                          "via_share": via_n / ea[0]})
 
-    def lower(r, z):
-        return r["ratio"] * math.exp(-z * math.sqrt(1 / r["samples"][0] + 1 / r["samples"][1]))
-
     # select by the marginal bound, then hold the selected to the interval that stays
     # honest for R picked of m (fewer left -> a smaller z; one pass is on the safe side)
-    picked = [r for r in cand if lower(r, CI_Z) >= floor]
+    picked = [r for r in cand if interval(r["ratio"], *r["samples"])[0] >= floor]
     z = selection_z(len(picked), len(cand))
-    rows = [r for r in picked if lower(r, z) >= floor]
-    for r in rows:
-        h = z * math.sqrt(1 / r["samples"][0] + 1 / r["samples"][1])
-        r["ci"] = [r["ratio"] * math.exp(-h), r["ratio"] * math.exp(h)]
+    rows = []
+    for r in picked:
+        r["ci"] = list(interval(r["ratio"], *r["samples"], z))
+        if r["ci"][0] >= floor:
+            rows.append(r)
     rows.sort(key=lambda r: (-(r["share"][0] - r["share"][1]), r["workload"], r["function"]))
     return {"rows": rows, "candidates": len(cand), "z": z, "floor": floor, "min_samples": n,
             "metric": ("samples", "cycles", "instructions")[metric]}
@@ -93,19 +92,7 @@ def check(found: dict) -> dict | None:
     return {"with_exact": len(ex),
             "at_least_floor": sum(bool(r["exact"]["ratio"] >= found["floor"]) for r in ex),
             "inside_interval": sum(bool(r["ci"][0] <= r["exact"]["ratio"] <= r["ci"][1]) for r in ex),
-            "median_abs_error": float(_median([abs(r["ratio"] / r["exact"]["ratio"] - 1) for r in ex]))}
-
-
-def truth_hits(found: dict, truth, missed: list[int]) -> dict[int, dict]:
-    """{entry index: the first listed row naming it} for truth entries the ranking missed."""
-    out: dict[int, dict] = {}
-    for i in missed:
-        t = truth[i]
-        for r in found["rows"]:
-            if r["function"] in t.names() and t.in_workload(r["workload"]):
-                out[i] = {"function": r["function"], "workload": r["workload"]}
-                break
-    return out
+            "median_abs_error": float(median(abs(r["ratio"] / r["exact"]["ratio"] - 1) for r in ex))}
 
 
 def lines(summary: dict, top: int = 12) -> list[str]:
@@ -145,8 +132,3 @@ def lines(summary: dict, top: int = 12) -> list[str]:
                    f"{100 * c['median_abs_error']:.0f} %")
     return out
 
-
-def _median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    k = len(xs) // 2
-    return xs[k] if len(xs) % 2 else (xs[k - 1] + xs[k]) / 2

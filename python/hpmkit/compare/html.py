@@ -417,5 +417,5 @@ def _found_by(t: dict, i: int) -> str:
     if i in t["found"]:
         return "ranked"
     by = [name for key, name in (("one_sided", "work only A does"), ("by_function", "functions A spends more in"))
-          if str(i) in (t.get(key) or {}) or i in (t.get(key) or {})]
+          if i in (t.get(key) or {})]
     return _e("; ".join(by)) if by else "no"

@@ -140,12 +140,11 @@ def render(s: dict) -> str:
                     right={0, 1, 2, 3, 4, 5})
         if t["missed"]:
             L.append("not found: " + ", ".join(t["entries"][i]["function"] for i in t["missed"]))
-        if t.get("one_sided"):
-            L.append(f"of those, in the work only {a['isa'] or 'A'} does: " + ", ".join(
-                f"{t['entries'][int(i)]['function']} ({h['function']} in {h['workload']})"
-                for i, h in t["one_sided"].items()))
-        if t.get("by_function"):
-            L.append(f"of those, among the functions {a['isa'] or 'A'} spends more in: " + ", ".join(
-                f"{t['entries'][int(i)]['function']} ({h['function']} in {h['workload']})"
-                for i, h in t["by_function"].items()))
+        isa = a['isa'] or 'A'
+        for key, where in (("one_sided", f"in the work only {isa} does"),
+                           ("by_function", f"among the functions {isa} spends more in")):
+            if t.get(key):
+                L.append(f"of those, {where}: " + ", ".join(
+                    f"{t['entries'][int(i)]['function']} ({h['function']} in {h['workload']})"
+                    for i, h in t[key].items()))
     return "\n".join(L) + "\n"
