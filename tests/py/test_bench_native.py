@@ -165,24 +165,35 @@ def test_latency_steps_line_up_with_caches(tmp_path):
     """Random pointer chasing steps up at the cache sizes sysfs reports: asserted for L1 and
     L2, reported for the shared levels above (the rule and why: cache_steps.py; made-up
     curves, flat ones included, in test_cache_steps.py). hpm's own summary applies the same
-    rule in C: both must read the same curve the same way."""
+    rule in C: both must read the same curve the same way, run by run.
+
+    The host is shared with other guests, and their traffic only ever adds time to a load
+    (one CI run: 15 ns at 512 KiB, inside a 1 MiB L2, against 5.7 ns here). The curve
+    asserted is the fastest of three runs for each working set."""
     levels = cache_levels()
     assert levels, "no caches in sysfs"
     max_ws = 4 * levels[-1][1]
-    d, _ = bench_json(tmp_path, "-b", "mem", "--max-ws", str(max_ws), "--epochs", "7")
-    lat = {r["params"]["ws"]: r["ns"]["median"] for r in d["results"]
-           if r["params"]["kind"] == "chase/random"}
-    findings = cache_steps(levels, lat)
-    print("\n" + report(findings))
-    summary = {(s["level"], s["size"]): s for s in d["summary"] if s["bench"] == "mem"}
-    assert len(summary) == len(findings)
-    for f in findings:
-        s = summary[(f["level"], f["size"])]
-        assert (s["ok"], s["step_ws"], s["lo_ws"], s["hi_ws"]) == \
-            (f["ok"], f["step_ws"], f["lo_ws"], f["hi_ws"]), (s, f)
-        assert (s["value"] is None) == (f["ratio"] is None), (s, f)
-        if f["ratio"] is not None:
-            assert math.isclose(s["value"], f["ratio"], rel_tol=1e-4), (s, f)
+    best = {}
+    for run in range(3):
+        d, _ = bench_json(tmp_path, "-b", "mem", "--max-ws", str(max_ws), "--epochs", "7",
+                          name=f"r{run}.json")
+        lat = {r["params"]["ws"]: r["ns"]["median"] for r in d["results"]
+               if r["params"]["kind"] == "chase/random"}
+        findings = cache_steps(levels, lat)
+        print(f"\nrun {run + 1}:\n" + report(findings))
+        summary = {(s["level"], s["size"]): s for s in d["summary"] if s["bench"] == "mem"}
+        assert len(summary) == len(findings)
+        for f in findings:
+            s = summary[(f["level"], f["size"])]
+            assert (s["ok"], s["step_ws"], s["lo_ws"], s["hi_ws"]) == \
+                (f["ok"], f["step_ws"], f["lo_ws"], f["hi_ws"]), (s, f)
+            assert (s["value"] is None) == (f["ratio"] is None), (s, f)
+            if f["ratio"] is not None:
+                assert math.isclose(s["value"], f["ratio"], rel_tol=1e-4), (s, f)
+        for ws, ns in lat.items():
+            best[ws] = min(best.get(ws, ns), ns)
+    findings = cache_steps(levels, best)
+    print("fastest of the three:\n" + report(findings))
     assert not failures(findings), report(failures(findings))
 
 
